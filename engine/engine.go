@@ -1,0 +1,237 @@
+// Package engine evaluates Argo CD resource-customization Lua (health now, actions too) the way Argo CD's
+// util/lua VM does: gopher-lua with only the libraries Argo CD opens, its 1 s timeout, its conversion of the
+// object into Lua and its validation of what the script returns. The conformance tests prove, fixture by
+// fixture, that results equal those of Argo CD v2.14's and v3.2's own code.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+	luajson "layeh.com/gopher-json"
+)
+
+// Profile selects the Argo CD release line whose VM behaviour is reproduced where releases differ.
+type Profile string
+
+const (
+	// V2 is Argo CD v2.14: runtime errors keep gopher-lua's stack traceback.
+	V2 Profile = "v2"
+	// V3 is Argo CD v3.x: runtime errors lose the traceback; actions get actionParams and keep cleared maps.
+	V3 Profile = "v3"
+)
+
+// ParseProfile accepts "v2" or "v3" (and the long forms "v2.14", "v3.2").
+func ParseProfile(s string) (Profile, error) {
+	switch strings.ToLower(s) {
+	case "v2", "v2.14", "2":
+		return V2, nil
+	case "v3", "v3.2", "3":
+		return V3, nil
+	}
+	return "", fmt.Errorf("unknown Argo CD version %q (valid: v2, v3)", s)
+}
+
+// DefaultTimeout is Argo CD's per-script deadline (util/lua/lua.go runLua: context.WithTimeout 1 s).
+const DefaultTimeout = time.Second
+
+// Health statuses Argo CD accepts from a script (util/lua/lua.go isValidHealthStatusCode).
+const (
+	Healthy     = "Healthy"
+	Progressing = "Progressing"
+	Suspended   = "Suspended"
+	Degraded    = "Degraded"
+	Missing     = "Missing"
+	Unknown     = "Unknown"
+)
+
+// Messages Argo CD produces itself; tests compare them exactly.
+const (
+	invalidHealthStatus = "Lua returned an invalid health status"
+	incorrectReturnType = "expect %s output from Lua script, not %s"
+)
+
+// Health is what Argo CD records for a resource (gitops-engine health.HealthStatus).
+type Health struct {
+	Status  string `json:"status,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Engine is a value like Argo CD's lua.VM: every evaluation gets a fresh Lua state.
+type Engine struct {
+	Profile Profile
+	// OpenLibs opens gopher-lua's full standard library, as Argo CD does for its built-in scripts and for
+	// argocd-cm scripts with resource.customizations.useOpenLibs.<group>_<Kind>: "true".
+	OpenLibs bool
+	// Timeout defaults to DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Health runs a health script against obj and validates the result as Argo CD's ExecuteHealthLua does.
+// A nil or empty-table result is an empty Health, an unknown status becomes Unknown with Argo CD's message,
+// and any other return type is an error.
+func (e Engine) Health(obj map[string]any, script string) (Health, error) {
+	var h Health
+	err := e.run(obj, script, nil, func(ret lua.LValue) error {
+		switch ret.Type() {
+		case lua.LTNil:
+			return nil
+		case lua.LTTable:
+		default:
+			return fmt.Errorf(incorrectReturnType, "table", ret.Type().String())
+		}
+		raw, err := luajson.Encode(ret)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &h); err != nil {
+			// Argo CD swallows every type error (an empty table encodes as [], a numeric message as a number)
+			// into an empty status rather than failing.
+			var typeErr *json.UnmarshalTypeError
+			if errors.As(err, &typeErr) {
+				h = Health{}
+				return nil
+			}
+			return err
+		}
+		if !validStatus(h.Status) {
+			h = Health{Status: Unknown, Message: invalidHealthStatus}
+		}
+		return nil
+	})
+	return h, err
+}
+
+func validStatus(s string) bool {
+	switch s {
+	case Healthy, Progressing, Suspended, Degraded, Missing, Unknown:
+		return true
+	}
+	return false
+}
+
+// run evaluates script with obj as the global `obj` and hands the value left on the stack to read,
+// before the state is closed.
+func (e Engine) run(obj map[string]any, script string, params map[string]string, read func(lua.LValue) error) error {
+	L := lua.NewState(lua.Options{SkipOpenLibs: !e.OpenLibs})
+	defer L.Close()
+	openSandbox(L)
+
+	timeout := e.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	L.SetContext(ctx)
+	L.SetGlobal("obj", toLua(L, obj))
+	if e.Profile == V3 {
+		tbl := L.CreateTable(0, len(params))
+		for k, v := range params {
+			tbl.RawSetH(lua.LString(k), lua.LString(v))
+		}
+		L.SetGlobal("actionParams", tbl)
+	}
+
+	if err := e.exec(L, script); err != nil {
+		return err
+	}
+	return read(L.Get(-1))
+}
+
+func (e Engine) exec(L *lua.LState, script string) error {
+	proto, ok := compile(script)
+	if !ok {
+		// Let gopher-lua produce the syntax error so its text is exactly Argo CD's.
+		return e.scrub(L.DoString(script))
+	}
+	L.Push(L.NewFunctionFromProto(proto))
+	return e.scrub(L.PCall(0, lua.MultRet, nil))
+}
+
+// scrub reproduces v3's removal of the stack traceback from runtime errors (util/lua/lua.go
+// runLuaWithResourceActionParameters); v2 reports it.
+func (e Engine) scrub(err error) error {
+	if err == nil || e.Profile != V3 {
+		return err
+	}
+	var apiErr *lua.ApiError
+	if errors.As(err, &apiErr) && apiErr.Type == lua.ApiErrorRun {
+		apiErr.StackTrace = ""
+	}
+	return err
+}
+
+// Parsing dominates the cost of a short script; compiled prototypes are immutable and shared safely
+// between states (Argo CD v3.6 caches them the same way).
+var protoCache sync.Map // script source -> *lua.FunctionProto
+
+func compile(script string) (*lua.FunctionProto, bool) {
+	if p, ok := protoCache.Load(script); ok {
+		return p.(*lua.FunctionProto), true
+	}
+	chunk, err := parse.Parse(strings.NewReader(script), "<string>")
+	if err != nil {
+		return nil, false
+	}
+	proto, err := lua.Compile(chunk, "<string>")
+	if err != nil {
+		return nil, false
+	}
+	protoCache.Store(script, proto)
+	return proto, true
+}
+
+// CheckSyntax reports a script that Argo CD could not load, with gopher-lua's message.
+func CheckSyntax(script string) error {
+	if _, ok := compile(script); ok {
+		return nil
+	}
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	defer L.Close()
+	_, err := L.LoadString(script)
+	return err
+}
+
+// toLua converts a decoded JSON/YAML object the way Argo CD's decodeValue does: numbers of every Go width
+// become Lua numbers, json.Number stays a string, null and unknown types become nil (so null keys vanish).
+func toLua(L *lua.LState, v any) lua.LValue {
+	switch x := v.(type) {
+	case bool:
+		return lua.LBool(x)
+	case string:
+		return lua.LString(x)
+	case json.Number:
+		return lua.LString(x)
+	case float64:
+		return lua.LNumber(x)
+	case float32:
+		return lua.LNumber(x)
+	case int:
+		return lua.LNumber(x)
+	case int32:
+		return lua.LNumber(x)
+	case int64:
+		return lua.LNumber(x)
+	case []any:
+		t := L.CreateTable(len(x), 0)
+		for _, item := range x {
+			t.Append(toLua(L, item))
+		}
+		return t
+	case map[string]any:
+		t := L.CreateTable(0, len(x))
+		for k, item := range x {
+			t.RawSetH(lua.LString(k), toLua(L, item))
+		}
+		return t
+	}
+	return lua.LNil
+}

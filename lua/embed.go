@@ -1,0 +1,54 @@
+// Package lua holds the analysis-health scripts in Argo CD's resource_customizations layout
+// (<group>/<Kind>/health.lua, health_test.yaml, testdata/, actions/), embedded so that the CLI, the
+// generator and the tests all read the same bytes.
+package lua
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+)
+
+// FS is the whole tree, tests and fixtures included, rooted at the group folders.
+//
+//go:embed argoproj.io
+var FS embed.FS
+
+// Kind names a resource kind the way Argo CD keys customizations (util/lua GetConfigMapKey).
+type Kind struct {
+	Group string
+	Kind  string
+}
+
+// Key is "<group>/<Kind>", the resource_customizations folder and the legacy argocd-cm map key.
+func (k Kind) Key() string { return k.Group + "/" + k.Kind }
+
+// ConfigMapSuffix is "<group>_<Kind>", the suffix of the split argocd-cm keys.
+func (k Kind) ConfigMapSuffix() string { return k.Group + "_" + k.Kind }
+
+// Kinds lists every kind with a health script, sorted by key.
+func Kinds() []Kind {
+	var kinds []Kind
+	groups, _ := fs.ReadDir(FS, ".")
+	for _, g := range groups {
+		entries, _ := fs.ReadDir(FS, g.Name())
+		for _, e := range entries {
+			if _, err := fs.Stat(FS, path.Join(g.Name(), e.Name(), "health.lua")); err == nil {
+				kinds = append(kinds, Kind{Group: g.Name(), Kind: e.Name()})
+			}
+		}
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i].Key() < kinds[j].Key() })
+	return kinds
+}
+
+// Health returns the bundled health script for group/kind.
+func Health(group, kind string) (string, error) {
+	b, err := FS.ReadFile(path.Join(group, kind, "health.lua"))
+	if err != nil {
+		return "", fmt.Errorf("no bundled health script for %s/%s", group, kind)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,185 @@
+// Package verify runs Argo CD-format script test suites (health_test.yaml, and actions/action_test.yaml)
+// found in resource_customizations-style trees, through the engine. It is the library behind the CLI's
+// `verify` verb and the Go test that guards the bundled scripts.
+package verify
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/engine"
+)
+
+// HealthSuite is Argo CD's health_test.yaml (util/lua/health_test.go TestStructure).
+type HealthSuite struct {
+	Tests []HealthCase `json:"tests"`
+}
+
+// HealthCase is one entry of a health suite.
+type HealthCase struct {
+	InputPath    string        `json:"inputPath"`
+	HealthStatus engine.Health `json:"healthStatus"`
+}
+
+// Result is the outcome of one case.
+type Result struct {
+	// Suite is the test file, relative to the tree root it was found in.
+	Suite string
+	// Case names the case: its index and input path.
+	Case string
+	// Failure is empty for a passing case.
+	Failure string
+}
+
+// Passed reports whether the case passed.
+func (r Result) Passed() bool { return r.Failure == "" }
+
+// Report collects the results of a run.
+type Report struct {
+	Results []Result
+}
+
+// Counts returns the number of passed and failed cases.
+func (r Report) Counts() (passed, failed int) {
+	for _, res := range r.Results {
+		if res.Passed() {
+			passed++
+		} else {
+			failed++
+		}
+	}
+	return passed, failed
+}
+
+// Runner evaluates suites with one engine configuration.
+type Runner struct {
+	Engine engine.Engine
+}
+
+// Tree runs every health_test.yaml (and action_test.yaml) below root in fsys. A tree without any suite is
+// an error: pointing verify at the wrong folder must not look like success.
+func (r Runner) Tree(fsys fs.FS, root string) (Report, error) {
+	var suites []string
+	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (d.Name() == "health_test.yaml" || d.Name() == "action_test.yaml") {
+			suites = append(suites, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return Report{}, err
+	}
+	if len(suites) == 0 {
+		return Report{}, fmt.Errorf("%s: no health_test.yaml or action_test.yaml found", root)
+	}
+	sort.Strings(suites)
+	var rep Report
+	for _, s := range suites {
+		var res []Result
+		if path.Base(s) == "health_test.yaml" {
+			res, err = r.HealthSuite(fsys, s)
+		} else {
+			res, err = r.ActionSuite(fsys, s)
+		}
+		if err != nil {
+			return Report{}, err
+		}
+		rep.Results = append(rep.Results, res...)
+	}
+	return rep, nil
+}
+
+// HealthSuite runs one health_test.yaml against the health.lua beside it.
+func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
+	dir := path.Dir(suitePath)
+	raw, err := fs.ReadFile(fsys, suitePath)
+	if err != nil {
+		return nil, err
+	}
+	var suite HealthSuite
+	if err := yaml.UnmarshalStrict(raw, &suite); err != nil {
+		return nil, fmt.Errorf("%s: %w", suitePath, err)
+	}
+	script, err := fs.ReadFile(fsys, path.Join(dir, "health.lua"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: no health.lua beside it", suitePath)
+	}
+	if err := engine.CheckSyntax(string(script)); err != nil {
+		return nil, fmt.Errorf("%s: %w", path.Join(dir, "health.lua"), err)
+	}
+	results := make([]Result, 0, len(suite.Tests))
+	for i, tc := range suite.Tests {
+		res := Result{Suite: suitePath, Case: fmt.Sprintf("tests[%d] (%s)", i, tc.InputPath)}
+		obj, err := LoadObject(fsys, path.Join(dir, tc.InputPath))
+		if err != nil {
+			res.Failure = err.Error()
+			results = append(results, res)
+			continue
+		}
+		got, err := r.Engine.Health(obj, string(script))
+		switch {
+		case err != nil:
+			res.Failure = "script error: " + err.Error()
+		case got != tc.HealthStatus:
+			res.Failure = fmt.Sprintf("want %s %q, got %s %q", show(tc.HealthStatus.Status), tc.HealthStatus.Message, show(got.Status), got.Message)
+		}
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+func show(s string) string {
+	if s == "" {
+		return "(no status)"
+	}
+	return s
+}
+
+// LoadObject reads one YAML or JSON object, the way Argo CD's tests do (sigs.k8s.io/yaml).
+func LoadObject(fsys fs.FS, p string) (map[string]any, error) {
+	raw, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		return nil, err
+	}
+	if docs := bytes.Count(raw, []byte("\n---")); docs > 0 && len(bytes.TrimSpace(raw[bytes.Index(raw, []byte("\n---"))+4:])) > 0 {
+		return nil, fmt.Errorf("%s: expected one object, found several documents", p)
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("%s: empty document", p)
+	}
+	return obj, nil
+}
+
+// ErrFailed is returned by callers that turn a report with failures into an exit status.
+var ErrFailed = errors.New("verification failed")
+
+// Summary is the closing line: "N passed, N failed".
+func (r Report) Summary() string {
+	p, f := r.Counts()
+	return fmt.Sprintf("%d passed, %d failed", p, f)
+}
+
+// Failures lists failing results as "suite: case: failure" lines.
+func (r Report) Failures() []string {
+	var out []string
+	for _, res := range r.Results {
+		if !res.Passed() {
+			out = append(out, strings.Join([]string{res.Suite, res.Case, res.Failure}, ": "))
+		}
+	}
+	return out
+}
