@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/argocdcm"
+	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/lua"
+	"github.com/analysis-health/analysis-health/manifest"
+)
+
+type healthFlags struct {
+	files    []string
+	argocdCM string
+	version  *enumValue
+	output   *enumValue
+}
+
+// HealthRow is one evaluated object; the JSON and YAML outputs are arrays of these.
+type HealthRow struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	Message    string `json:"message"`
+	// Script says where the script came from: bundled, argocd-cm, or none.
+	Script string `json:"script"`
+}
+
+func newHealthCommand(o *Options) *cobra.Command {
+	f := &healthFlags{version: newEnum("v2", "v2", "v3"), output: newEnum("table", "table", "json", "yaml")}
+	cmd := &cobra.Command{
+		Use:   "health -f FILE [-f FILE...]",
+		Short: "Evaluate the health of objects as Argo CD would with these scripts",
+		Example: `  analysis-health health -f testdata/examples/canary-analysis-failed.yaml
+  kubectl get rollouts -A -o yaml | analysis-health health -f - -o json
+  analysis-health health -f rollout.yaml --argocd-cm argocd-cm.yaml --argocd-version v3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(f.files) == 0 {
+				return usageError("at least one -f FILE is required (use - for standard input)")
+			}
+			return runHealth(o, f)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "file, folder or - (stdin) with YAML/JSON objects; repeatable")
+	cmd.Flags().StringVar(&f.argocdCM, "argocd-cm", "", "use the health scripts of this argocd-cm ConfigMap instead of the bundled ones")
+	cmd.Flags().Var(f.version, "argocd-version", "Argo CD release line whose Lua VM behaviour to reproduce: v2|v3")
+	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json|yaml")
+	return cmd
+}
+
+// scriptSource finds the health script for an object.
+type scriptSource func(group, kind string) (script string, openLibs bool, origin string)
+
+func bundledScripts(group, kind string) (string, bool, string) {
+	s, err := lua.Health(group, kind)
+	if err != nil {
+		return "", false, "none"
+	}
+	return s, false, "bundled"
+}
+
+func configMapScripts(path string) (scriptSource, error) {
+	objs, err := manifest.Read([]string{path}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) != 1 {
+		return nil, fmt.Errorf("%s: want exactly one argocd-cm ConfigMap, found %d objects", path, len(objs))
+	}
+	ov, err := argocdcm.FromObject(objs[0].Where(), objs[0].Object)
+	if err != nil {
+		return nil, err
+	}
+	for key, o := range ov {
+		if o.HealthLua == "" {
+			continue
+		}
+		if err := engine.CheckSyntax(o.HealthLua); err != nil {
+			return nil, fmt.Errorf("%s: health script for %s: %w", path, key, err)
+		}
+	}
+	return func(group, kind string) (string, bool, string) {
+		s, open, ok := ov.HealthScript(group, kind)
+		if !ok {
+			return "", false, "none"
+		}
+		return s, open, "argocd-cm"
+	}, nil
+}
+
+func runHealth(o *Options, f *healthFlags) error {
+	source := bundledScripts
+	if f.argocdCM != "" {
+		s, err := configMapScripts(f.argocdCM)
+		if err != nil {
+			return err
+		}
+		source = s
+	}
+	profile, _ := engine.ParseProfile(f.version.String())
+	objs, err := manifest.Read(f.files, o.In)
+	if err != nil {
+		return err
+	}
+	rows, err := evaluate(objs, source, profile)
+	if err != nil {
+		return err
+	}
+	return writeRows(o.Out, f.output.String(), rows)
+}
+
+func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
+	rows := make([]HealthRow, 0, len(objs))
+	for _, obj := range objs {
+		row := HealthRow{APIVersion: obj.APIVersion(), Kind: obj.Kind(), Namespace: obj.Namespace(), Name: obj.Name()}
+		script, openLibs, origin := source(obj.Group(), obj.Kind())
+		row.Script = origin
+		if script == "" {
+			row.Message = fmt.Sprintf("no health script for %s", argocdcm.ConfigMapKey(obj.Group(), obj.Kind()))
+			rows = append(rows, row)
+			continue
+		}
+		h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.Health(obj.Object, script)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s %s: health script failed: %w", obj.Where(), obj.Kind(), obj.Name(), err)
+		}
+		row.Status, row.Message = h.Status, h.Message
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func writeRows(w io.Writer, format string, rows []HealthRow) error {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tNAMESPACE\tNAME\tSTATUS\tMESSAGE")
+	for _, r := range rows {
+		status := r.Status
+		if status == "" {
+			status = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Kind, dash(r.Namespace), r.Name, status, r.Message)
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+

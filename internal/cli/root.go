@@ -1,0 +1,117 @@
+// Package cli implements the analysis-health command line: one file per verb, each a NewXCommand over the
+// shared Options, so commands run in-process in tests against buffers.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Version is set at build time with -ldflags "-X .../internal/cli.Version=v1.2.3".
+var Version = "dev"
+
+// Options carries the streams every command writes to.
+type Options struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// ExitError carries an exit status out of a command that has already printed what it had to say.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("exit status %d", e.Code)
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageError marks bad flags or arguments: exit status 2, like cobra's own flag errors.
+func usageError(format string, a ...any) error {
+	return &ExitError{Code: 2, Err: fmt.Errorf(format, a...)}
+}
+
+// NewRootCommand builds the command tree.
+func NewRootCommand(o *Options) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "analysis-health",
+		Short: "Argo CD health for Argo Rollouts that carries the verdict of their AnalysisRuns",
+		Long: `analysis-health makes the Argo CD health of a Rollout reflect its AnalysisRuns exactly, so that
+Argo CD syncs and Kargo verification see a failed analysis as Degraded and a running one as Progressing.
+
+It evaluates its Lua health scripts (or those of an argocd-cm) exactly as Argo CD's sandbox does, and
+verifies resource_customizations-style test suites.`,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(o.In)
+	root.SetOut(o.Out)
+	root.SetErr(o.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &ExitError{Code: 2, Err: err}
+	})
+	root.AddCommand(newHealthCommand(o), newVerifyCommand(o))
+	return root
+}
+
+// Run executes args and returns the process exit status, printing any error once to ErrOut.
+func Run(args []string, o *Options) int {
+	cmd := NewRootCommand(o)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	if err == nil {
+		return 0
+	}
+	code := 1
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		code = exit.Code
+		if exit.Err == nil {
+			return code
+		}
+	} else if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "accepts ") {
+		code = 2
+	}
+	fmt.Fprintf(o.ErrOut, "Error: %s\n", err)
+	if code == 2 {
+		fmt.Fprintln(o.ErrOut, "Run 'analysis-health --help' for usage.")
+	}
+	return code
+}
+
+// enumValue is a pflag.Value restricted to a fixed set, so a bad value fails at parse time and the error
+// lists the valid ones.
+type enumValue struct {
+	value   string
+	allowed []string
+}
+
+func newEnum(def string, allowed ...string) *enumValue {
+	return &enumValue{value: def, allowed: allowed}
+}
+
+func (e *enumValue) String() string { return e.value }
+func (e *enumValue) Type() string   { return strings.Join(e.allowed, "|") }
+func (e *enumValue) Set(s string) error {
+	for _, a := range e.allowed {
+		if strings.EqualFold(s, a) {
+			e.value = a
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not one of %s", s, strings.Join(e.allowed, ", "))
+}
+
+var _ pflag.Value = (*enumValue)(nil)
