@@ -174,4 +174,3 @@ func dash(s string) string {
 	}
 	return s
 }
-
