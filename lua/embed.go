@@ -52,3 +52,47 @@ func Health(group, kind string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// Fixture is one test object shipped beside a script.
+type Fixture struct {
+	Kind Kind
+	// Path is relative to the tree root, e.g. "argoproj.io/Rollout/testdata/canary.yaml".
+	Path string
+	Raw  []byte
+}
+
+// Fixtures lists every testdata object below the bundled scripts (action outputs included), sorted by path.
+func Fixtures() ([]Fixture, error) {
+	var out []Fixture
+	for _, k := range Kinds() {
+		root := path.Join(k.Group, k.Kind)
+		err := fs.WalkDir(FS, root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || path.Ext(p) != ".yaml" || !inTestdata(p) {
+				return nil
+			}
+			raw, err := FS.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out = append(out, Fixture{Kind: k, Path: p, Raw: raw})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+func inTestdata(p string) bool {
+	for dir := path.Dir(p); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if path.Base(dir) == "testdata" {
+			return true
+		}
+	}
+	return false
+}

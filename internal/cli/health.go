@@ -142,12 +142,10 @@ func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profil
 func writeRows(w io.Writer, format string, rows []HealthRow) error {
 	switch format {
 	case "json":
-		b, err := json.MarshalIndent(rows, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
 	case "yaml":
 		b, err := yaml.Marshal(rows)
 		if err != nil {
