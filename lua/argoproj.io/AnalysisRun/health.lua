@@ -76,18 +76,41 @@ local function limit(metric, field, default)
 end
 
 -- The same text the controller writes into status.message (analysis/analysis.go assessMetricStatus),
--- rebuilt for controllers or runs that left the message empty.
+-- rebuilt for controllers or runs that left the message empty. The "due to" clause is only claimed when the
+-- counter really exceeds the limit; a verdict that came from consecutiveSuccessLimit says so instead.
+local function exceeded(counter, limitText)
+  local l = tonumber(limitText)
+  return l == nil or (l >= 0 and counter > l)
+end
+
 local function assessment(result)
   local name = str(result.name)
   local phase = str(result.phase)
   local metric = metricSpecs[name]
   local text = "Metric \"" .. name .. "\" assessed " .. phase
+  local clause = ""
   if phase == "Failed" then
-    text = text .. " due to failed (" .. num(result.failed) .. ") > failureLimit (" .. limit(metric, "failureLimit", 0) .. ")"
+    local l = limit(metric, "failureLimit", 0)
+    if exceeded(num(result.failed), l) then
+      clause = "failed (" .. num(result.failed) .. ") > failureLimit (" .. l .. ")"
+    end
   elseif phase == "Error" then
-    text = text .. " due to consecutiveErrors (" .. num(result.consecutiveError) .. ") > consecutiveErrorLimit (" .. limit(metric, "consecutiveErrorLimit", 4) .. ")"
+    local l = limit(metric, "consecutiveErrorLimit", 4)
+    if exceeded(num(result.consecutiveError), l) then
+      clause = "consecutiveErrors (" .. num(result.consecutiveError) .. ") > consecutiveErrorLimit (" .. l .. ")"
+    end
   elseif phase == "Inconclusive" then
-    text = text .. " due to inconclusive (" .. num(result.inconclusive) .. ") > inconclusiveLimit (" .. limit(metric, "inconclusiveLimit", 0) .. ")"
+    local l = limit(metric, "inconclusiveLimit", 0)
+    if exceeded(num(result.inconclusive), l) then
+      clause = "inconclusive (" .. num(result.inconclusive) .. ") > inconclusiveLimit (" .. l .. ")"
+    end
+  end
+  local successLimit = str((tbl(metric) or {}).consecutiveSuccessLimit)
+  if clause == "" and successLimit ~= "" then
+    clause = "consecutiveSuccess (" .. num(result.consecutiveSuccess) .. ") < consecutiveSuccessLimit (" .. successLimit .. ")"
+  end
+  if clause ~= "" then
+    text = text .. " due to " .. clause
   end
   local message = str(result.message)
   if message ~= "" then
@@ -170,6 +193,23 @@ if phase == "Successful" then
   end
   hs.message = withDryRun(message)
   return hs
+end
+
+-- A metric that already Failed or Errored decides the run: the controller terminates the run and the
+-- worst metric phase becomes the run's (utils/analysis/helpers.go analysisStatusOrder).
+if phase == "" or phase == "Pending" or phase == "Running" then
+  local decided = {}
+  for _, result in ipairs(results) do
+    local resultPhase = str(result.phase)
+    if resultPhase == "Failed" or resultPhase == "Error" then
+      table.insert(decided, assessment(result))
+    end
+  end
+  if count(decided) > 0 then
+    hs.status = "Degraded"
+    hs.message = withDryRun(join(decided, "; ") .. " (run terminating)")
+    return hs
+  end
 end
 
 -- "", Pending, Running, or a phase this script does not know: no verdict yet.

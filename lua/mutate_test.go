@@ -1,0 +1,160 @@
+package lua_test
+
+import (
+	"encoding/binary"
+	"math/rand"
+	"sort"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/lua"
+)
+
+// mutator rewrites a decoded object under the control of a byte stream: at each node it may keep, delete,
+// null, or replace the value with one of another type (strings where numbers are expected, tables where
+// strings are, ...). It reaches the shapes the scripts must survive without a Lua error or an Unknown.
+type mutator struct {
+	data []byte
+	pos  int
+}
+
+func (m *mutator) next() byte {
+	if m.pos >= len(m.data) {
+		return 0
+	}
+	b := m.data[m.pos]
+	m.pos++
+	return b
+}
+
+var replacements = []func() any{
+	func() any { return nil },
+	func() any { return "" },
+	func() any { return "Failed" },
+	func() any { return "Inconclusive" },
+	func() any { return "Running" },
+	func() any { return "Degraded" },
+	func() any { return "7" },
+	func() any { return float64(-1) },
+	func() any { return float64(3) },
+	func() any { return 1e300 },
+	func() any { return true },
+	func() any { return false },
+	func() any { return map[string]any{} },
+	func() any { return []any{} },
+	func() any { return []any{"x", float64(1), nil, map[string]any{"status": "Error"}} },
+	func() any { return map[string]any{"name": float64(1), "status": []any{}, "message": map[string]any{}} },
+}
+
+func (m *mutator) mutate(v any) any {
+	switch op := m.next() % 8; op {
+	case 1:
+		return replacements[int(m.next())%len(replacements)]()
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			switch m.next() % 16 {
+			case 0:
+				delete(x, k)
+			default:
+				x[k] = m.mutate(x[k])
+			}
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = m.mutate(x[i])
+		}
+		return x
+	}
+	return v
+}
+
+type seed struct {
+	kind lua.Kind
+	raw  []byte
+}
+
+func seeds(t testing.TB) []seed {
+	fx, err := lua.Fixtures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []seed
+	for _, f := range fx {
+		out = append(out, seed{f.Kind, f.Raw})
+	}
+	if len(out) == 0 {
+		t.Fatal("no fixtures")
+	}
+	return out
+}
+
+func checkMutated(t *testing.T, s seed, data []byte) {
+	t.Helper()
+	var obj map[string]any
+	if err := yaml.Unmarshal(s.raw, &obj); err != nil {
+		t.Fatal(err)
+	}
+	m := &mutator{data: data}
+	mutated, _ := m.mutate(obj).(map[string]any)
+	if mutated == nil {
+		// Argo CD always hands the script an object; the top level stays a map.
+		mutated = map[string]any{}
+	}
+	// Every script must survive every shape, not only its own kind's.
+	for _, k := range lua.Kinds() {
+		script, err := lua.Health(k.Group, k.Kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := engine.Engine{Profile: engine.V2}.Health(mutated, script)
+		if err != nil {
+			b, _ := yaml.Marshal(mutated)
+			t.Fatalf("%s script raised an error: %v\nobject:\n%s", k.Kind, err, b)
+		}
+		switch h.Status {
+		case engine.Healthy, engine.Progressing, engine.Suspended, engine.Degraded:
+		default:
+			b, _ := yaml.Marshal(mutated)
+			t.Fatalf("%s script returned %+v\nobject:\n%s", k.Kind, h, b)
+		}
+	}
+}
+
+// TestMutatedFixtures runs a fixed number of pseudo-random mutations of every fixture on each `go test`;
+// FuzzScripts explores further under `make fuzz`.
+func TestMutatedFixtures(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, s := range seeds(t) {
+		for i := 0; i < 15; i++ {
+			data := make([]byte, 256)
+			rng.Read(data)
+			checkMutated(t, s, data)
+		}
+	}
+}
+
+func FuzzScripts(f *testing.F) {
+	all := seeds(f)
+	for i := range all {
+		b := make([]byte, 4)
+		binary.LittleEndian.PutUint32(b, uint32(i))
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 4 {
+			return
+		}
+		i := int(binary.LittleEndian.Uint32(data) % uint32(len(all)))
+		checkMutated(t, all[i], data[4:])
+	})
+}
