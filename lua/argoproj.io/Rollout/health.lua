@@ -172,15 +172,20 @@ if experiment ~= "" then
   table.insert(inFlight, "Experiment " .. experiment .. " is running")
 end
 
-if count(inFlight) > 0 then
-  hs.status = "Progressing"
-  hs.message = join(inFlight)
-  return hs
-end
-
+-- An inconclusive verdict pauses the rollout until someone promotes, retries or aborts it; runs still
+-- measuring meanwhile (a background run without count) do not make it progress, so they are only listed.
 if count(inconclusive) > 0 or inconclusivePause then
   hs.status = inconclusiveStatus
   hs.message = inconclusiveMessage()
+  if count(inFlight) > 0 then
+    hs.message = hs.message .. "; " .. join(inFlight)
+  end
+  return hs
+end
+
+if count(inFlight) > 0 then
+  hs.status = "Progressing"
+  hs.message = join(inFlight)
   return hs
 end
 
