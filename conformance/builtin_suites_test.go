@@ -9,26 +9,11 @@ import (
 	"github.com/argoproj/argo-cd/v2/resource_customizations"
 	"sigs.k8s.io/yaml"
 
+	"github.com/analysis-health/analysis-health/conformance/probe"
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/verify"
 )
-
-// builtinDeviations lists every case of Argo CD's own health_test.yaml suites for these kinds where our
-// script answers differently, and why. The test fails on an unlisted difference and on a listed case that
-// no longer differs, and docs/health-semantics.md must name each case.
-var builtinDeviations = map[string]struct {
-	statusDiffers bool
-	why           string
-}{
-	"AnalysisRun/testdata/runningAnalysisRun.yaml":                       {false, "per-metric progress appended"},
-	"AnalysisRun/testdata/failedAnalysisRun.yaml":                        {false, "empty run message rebuilt from the failing metric result"},
-	"AnalysisRun/testdata/errorAnalysisRun.yaml":                         {false, "empty run message rebuilt from the erroring metric result"},
-	"AnalysisRun/testdata/inconclusiveAnalysisRun.yaml":                  {true, "Inconclusive is Suspended, not Unknown (Kargo treats Unknown as Unhealthy); message rebuilt"},
-	"AnalysisRun/testdata/inconclusiveAnalysisRunWithStatusMessage.yaml": {true, "Inconclusive is Suspended, not Unknown"},
-	"Experiment/testdata/failedExperiment.yaml":                          {false, "failing analysis named"},
-	"Experiment/testdata/errorExperiment.yaml":                           {false, "erroring analysis named"},
-}
 
 func TestArgoCDBuiltinSuites(t *testing.T) {
 	doc, err := os.ReadFile("../docs/health-semantics.md")
@@ -61,16 +46,16 @@ func TestArgoCDBuiltinSuites(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				dev, listed := builtinDeviations[id]
+				dev, listed := probe.BuiltinDeviations[id]
 				differs := got != tc.HealthStatus
 				statusDiffers := got.Status != tc.HealthStatus.Status
 				switch {
 				case differs && !listed:
 					t.Errorf("unlisted deviation from Argo CD's built-in: want %+v, got %+v", tc.HealthStatus, got)
 				case !differs && listed:
-					t.Errorf("listed as a deviation (%s) but matches the built-in; drop it from the list and the docs", dev.why)
-				case listed && statusDiffers != dev.statusDiffers:
-					t.Errorf("deviation listed with statusDiffers=%v, got built-in %+v vs ours %+v", dev.statusDiffers, tc.HealthStatus, got)
+					t.Errorf("listed as a deviation (%s) but matches the built-in; drop it from the list and the docs", dev.Why)
+				case listed && statusDiffers != dev.StatusDiffers:
+					t.Errorf("deviation listed with statusDiffers=%v, got built-in %+v vs ours %+v", dev.StatusDiffers, tc.HealthStatus, got)
 				}
 				if listed {
 					seen[id] = true
@@ -81,7 +66,7 @@ func TestArgoCDBuiltinSuites(t *testing.T) {
 			})
 		}
 	}
-	for id := range builtinDeviations {
+	for id := range probe.BuiltinDeviations {
 		if !seen[id] {
 			t.Errorf("deviation %s names no case of Argo CD's suites", id)
 		}
