@@ -42,6 +42,9 @@ func usageError(format string, a ...any) error {
 	return &ExitError{Code: 2, Err: fmt.Errorf(format, a...)}
 }
 
+// verbs lets each verb file register its command from init, so verbs are added without editing this file.
+var verbs []func(*Options) *cobra.Command
+
 // NewRootCommand builds the command tree.
 func NewRootCommand(o *Options) *cobra.Command {
 	root := &cobra.Command{
@@ -62,7 +65,10 @@ verifies resource_customizations-style test suites.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &ExitError{Code: 2, Err: err}
 	})
-	root.AddCommand(newHealthCommand(o), newVerifyCommand(o))
+	root.AddCommand(newHealthCommand(o), newVerifyCommand(o), newGenerateCommand(o))
+	for _, newCommand := range verbs {
+		root.AddCommand(newCommand(o))
+	}
 	return root
 }
 
