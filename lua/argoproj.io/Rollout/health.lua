@@ -116,9 +116,18 @@ local function describe(run)
   return text
 end
 
+-- Blue-green keeps its pre/post-promotion statuses until the next revision, even after a forced full
+-- promotion: once the revision is stable and the controller calls it Healthy, a Failed entry records a
+-- verdict someone overrode, not one still pending (rollout/analysis.go keeps BlueGreen runs once stable).
+local promoted = str(status.phase) == "Healthy" and str(status.stableRS) ~= "" and str(status.stableRS) == str(status.currentPodHash)
+local overridden = {}
+
 local failed, inFlight, inconclusive = {}, {}, {}
 for _, run in ipairs(runs) do
-  if run.status == "Failed" or run.status == "Error" then
+  local blueGreenRun = run.label == "Pre-promotion analysis" or run.label == "Post-promotion analysis"
+  if (run.status == "Failed" or run.status == "Error") and promoted and blueGreenRun then
+    table.insert(overridden, describe(run))
+  elseif run.status == "Failed" or run.status == "Error" then
     table.insert(failed, describe(run))
   elseif run.status == "Inconclusive" then
     table.insert(inconclusive, describe(run))
@@ -198,6 +207,9 @@ end
 if phase == "Healthy" or phase == "Progressing" then
   hs.status = phase
   hs.message = phaseMessage
+  if count(overridden) > 0 then
+    hs.message = "Promoted despite " .. join(overridden)
+  end
   return hs
 end
 if phase ~= "" then
