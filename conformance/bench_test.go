@@ -20,9 +20,12 @@ import (
 //
 // Target: ours at most half of builtin (`make bench` prints ns/op side by side).
 func BenchmarkHealth(b *testing.B) {
-	var objs []*unstructured.Unstructured
+	byKind := map[string][]*unstructured.Unstructured{}
+	var all []*unstructured.Unstructured
 	for _, fx := range fixtures(b) {
-		objs = append(objs, unstructuredFrom(b, fx.Raw))
+		obj := unstructuredFrom(b, fx.Raw)
+		byKind[obj.GetKind()] = append(byKind[obj.GetKind()], obj)
+		all = append(all, obj)
 	}
 	floor := map[string]string{}
 	for _, k := range lua.Kinds() {
@@ -36,34 +39,46 @@ func BenchmarkHealth(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, bc := range []struct {
+	sets := []struct {
 		name string
-		ov   argolua.ResourceHealthOverrides
-	}{
-		{"ours", argolua.ResourceHealthOverrides(oursOv)},
-		{"builtin", argolua.ResourceHealthOverrides{}},
-		{"floor", argolua.ResourceHealthOverrides(floorOv)},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
+		objs []*unstructured.Unstructured
+	}{{"all", all}}
+	for _, k := range lua.Kinds() {
+		sets = append(sets, struct {
+			name string
+			objs []*unstructured.Unstructured
+		}{k.Kind, byKind[k.Kind]})
+	}
+	for _, set := range sets {
+		for _, bc := range []struct {
+			name string
+			ov   argolua.ResourceHealthOverrides
+		}{
+			{"ours", argolua.ResourceHealthOverrides(oursOv)},
+			{"builtin", argolua.ResourceHealthOverrides{}},
+			{"floor", argolua.ResourceHealthOverrides(floorOv)},
+		} {
+			b.Run(set.name+"/"+bc.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := health.GetResourceHealth(set.objs[i%len(set.objs)], bc.ov); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		b.Run(set.name+"/engine", func(b *testing.B) {
+			scripts := map[string]string{}
+			for _, k := range lua.Kinds() {
+				scripts[k.Kind], _ = lua.Health(k.Group, k.Kind)
+			}
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, err := health.GetResourceHealth(objs[i%len(objs)], bc.ov); err != nil {
+				obj := set.objs[i%len(set.objs)]
+				if _, err := (engine.Engine{Profile: engine.V2}).Health(obj.Object, scripts[obj.GetKind()]); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
-	b.Run("engine", func(b *testing.B) {
-		scripts := map[string]string{}
-		for _, k := range lua.Kinds() {
-			scripts[k.Kind], _ = lua.Health(k.Group, k.Kind)
-		}
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			obj := objs[i%len(objs)]
-			if _, err := (engine.Engine{Profile: engine.V2}).Health(obj.Object, scripts[obj.GetKind()]); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }

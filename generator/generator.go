@@ -1,0 +1,293 @@
+// Package generator renders the bundled health scripts (package lua, the single source of truth) into the
+// artifacts that install them into Argo CD: a complete argocd-cm, a merge patch for it, values for the
+// argo-helm argo-cd chart, a kustomize component, and a resource_customizations-style Lua tree with its
+// tests. Options reach the Lua only by rewriting the values of the script's options block, so with default
+// options every emitted script is byte-identical to the embedded file.
+//
+// It is the library behind `analysis-health generate`, which only binds flags onto Options.
+package generator
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/analysis-health/analysis-health/lua"
+)
+
+// Format names an artifact kind.
+type Format string
+
+const (
+	// ConfigMap is a complete argocd-cm holding only our keys.
+	ConfigMap Format = "argocd-cm"
+	// Patch is a JSON merge patch (as YAML) for `kubectl patch configmap argocd-cm --type merge`.
+	Patch Format = "patch"
+	// Helm is a values file for the argo-helm argo-cd chart (configs.cm).
+	Helm Format = "helm"
+	// Kustomize is a folder holding a kustomize Component that patches argocd-cm.
+	Kustomize Format = "kustomize"
+	// Lua is a folder in Argo CD's resource_customizations layout, tests included.
+	Lua Format = "lua"
+)
+
+// Formats lists every format, in the order the CLI documents them.
+func Formats() []Format { return []Format{ConfigMap, Patch, Helm, Kustomize, Lua} }
+
+// IsDir reports whether the format is a folder of files rather than one file.
+func (f Format) IsDir() bool { return f == Kustomize || f == Lua }
+
+// ParseFormat accepts a format name, case-insensitively.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats() {
+		if strings.EqualFold(s, string(f)) {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown format %q (valid: %s)", s, joinFormats())
+}
+
+func joinFormats() string {
+	names := make([]string, 0, len(Formats()))
+	for _, f := range Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+// Values of Options.Inconclusive: the health an inconclusive analysis gives the Rollout, AnalysisRun or
+// Experiment.
+const (
+	// InconclusiveSuspended is the default: the Rollout pauses and waits for a human, like Argo CD's
+	// built-in scripts; Argo CD syncs with later waves or PostSync hooks then wait (no sync timeout by default).
+	InconclusiveSuspended = "Suspended"
+	// InconclusiveDegraded fails syncs and Kargo verification on an inconclusive analysis.
+	InconclusiveDegraded = "Degraded"
+)
+
+// DefaultNamespace is where Argo CD's install manifests put argocd-cm.
+const DefaultNamespace = "argocd"
+
+// Options selects what to render. The zero value renders every bundled kind with default behaviour.
+// New knobs (action options, for instance) are added as fields whose zero value keeps today's output.
+type Options struct {
+	// Inconclusive is InconclusiveSuspended (default when empty) or InconclusiveDegraded.
+	Inconclusive string
+	// Kinds to include; nil or empty means all of lua.Kinds(). Order and duplicates do not matter: output is
+	// always in lua.Kinds() order.
+	Kinds []lua.Kind
+	// Namespace of argocd-cm, used by the argocd-cm format and in the usage hints; default DefaultNamespace.
+	Namespace string
+	// Version of analysis-health named in the header comment; default "dev".
+	Version string
+}
+
+// File is one rendered file. Path is a slash-separated path relative to the output folder for folder
+// formats, and a suggested file name for single-file formats.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// resolved is Options validated and with defaults applied.
+type resolved struct {
+	inconclusive string
+	kinds        []lua.Kind
+	namespace    string
+	version      string
+}
+
+// Validate reports options Generate would reject, so a caller can tell bad input from a failed render.
+func (o Options) Validate() error {
+	_, err := o.resolve()
+	return err
+}
+
+func (o Options) resolve() (resolved, error) {
+	r := resolved{inconclusive: o.Inconclusive, namespace: o.Namespace, version: o.Version}
+	switch r.inconclusive {
+	case "":
+		r.inconclusive = InconclusiveSuspended
+	case InconclusiveSuspended, InconclusiveDegraded:
+	default:
+		return resolved{}, fmt.Errorf("inconclusive status %q is not one of %s, %s", o.Inconclusive, InconclusiveSuspended, InconclusiveDegraded)
+	}
+	if r.namespace == "" {
+		r.namespace = DefaultNamespace
+	}
+	if !validNamespace(r.namespace) {
+		return resolved{}, fmt.Errorf("namespace %q is not a valid Kubernetes namespace name (lower-case letters, digits and '-', at most 63)", r.namespace)
+	}
+	if r.version == "" {
+		r.version = "dev"
+	}
+	all := lua.Kinds()
+	if len(o.Kinds) == 0 {
+		r.kinds = all
+		return r, nil
+	}
+	want := map[lua.Kind]bool{}
+	for _, k := range o.Kinds {
+		if !containsKind(all, k) {
+			return resolved{}, fmt.Errorf("no bundled health script for %s (valid: %s)", k.Key(), kindNames(all))
+		}
+		want[k] = true
+	}
+	// lua.Kinds() order, so the same selection always renders the same bytes.
+	for _, k := range all {
+		if want[k] {
+			r.kinds = append(r.kinds, k)
+		}
+	}
+	return r, nil
+}
+
+// validNamespace is the DNS-1123 label rule Kubernetes applies to namespace names.
+func validNamespace(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for i, c := range s {
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (c != '-' || i == 0 || i == len(s)-1) {
+			return false
+		}
+	}
+	return true
+}
+
+func containsKind(kinds []lua.Kind, k lua.Kind) bool {
+	for _, x := range kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func kindNames(kinds []lua.Kind) string {
+	names := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		names = append(names, k.Kind)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseKinds resolves kind names as a user types them: "Rollout" or "argoproj.io/Rollout", any case.
+func ParseKinds(names []string) ([]lua.Kind, error) {
+	all := lua.Kinds()
+	var out []lua.Kind
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		var found *lua.Kind
+		for i, k := range all {
+			if strings.EqualFold(name, k.Kind) || strings.EqualFold(name, k.Key()) {
+				found = &all[i]
+				break
+			}
+		}
+		if found == nil {
+			return nil, fmt.Errorf("unknown kind %q (valid: %s)", name, kindNames(all))
+		}
+		out = append(out, *found)
+	}
+	return out, nil
+}
+
+// Generate renders one format. Single-file formats return exactly one File; folder formats return their
+// files sorted by path.
+func Generate(f Format, o Options) ([]File, error) {
+	r, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	var files []File
+	switch f {
+	case ConfigMap:
+		files, err = renderConfigMap(r)
+	case Patch:
+		files, err = renderPatch(r)
+	case Helm:
+		files, err = renderHelm(r)
+	case Kustomize:
+		files, err = renderKustomize(r)
+	case Lua:
+		files, err = renderLuaTree(r)
+	default:
+		return nil, fmt.Errorf("unknown format %q (valid: %s)", f, joinFormats())
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, nil
+}
+
+// HealthKey is the split argocd-cm key Argo CD reads a kind's health script from
+// (util/settings: resource.customizations.health.<group>_<Kind>).
+func HealthKey(k lua.Kind) string { return "resource.customizations.health." + k.ConfigMapSuffix() }
+
+// ConfigMapData is the argocd-cm data every ConfigMap-shaped format carries: one health key per kind.
+func ConfigMapData(o Options) (map[string]string, error) {
+	r, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return configMapData(r)
+}
+
+func configMapData(r resolved) (map[string]string, error) {
+	data := map[string]string{}
+	for _, k := range r.kinds {
+		s, err := script(k, r)
+		if err != nil {
+			return nil, err
+		}
+		data[HealthKey(k)] = s
+	}
+	return data, nil
+}
+
+// Script renders the health script of one kind with the options applied.
+func Script(k lua.Kind, o Options) (string, error) {
+	r, err := o.resolve()
+	if err != nil {
+		return "", err
+	}
+	return script(k, r)
+}
+
+func script(k lua.Kind, r resolved) (string, error) {
+	src, err := lua.Health(k.Group, k.Kind)
+	if err != nil {
+		return "", err
+	}
+	out, err := applyOptions(src, map[string]string{"inconclusiveStatus": r.inconclusive})
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path.Join(k.Group, k.Kind, "health.lua"), err)
+	}
+	return out, nil
+}
+
+// command is the CLI invocation that reproduces an artifact, for its header.
+func (r resolved) command(f Format) string {
+	kinds := make([]string, 0, len(r.kinds))
+	for _, k := range r.kinds {
+		kinds = append(kinds, k.Kind)
+	}
+	return fmt.Sprintf("analysis-health generate --format %s --inconclusive %s --kinds %s --namespace %s",
+		f, strings.ToLower(r.inconclusive), strings.Join(kinds, ","), r.namespace)
+}
+
+// header is the comment at the top of every YAML artifact: what made it, with which options and version,
+// and how to use it. No timestamp, so regenerating unchanged inputs gives unchanged bytes.
+func (r resolved) header(f Format, usage ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Generated by analysis-health %s. Do not edit; regenerate with:\n", r.version)
+	fmt.Fprintf(&b, "#   %s\n", r.command(f))
+	for _, u := range usage {
+		fmt.Fprintf(&b, "# %s\n", u)
+	}
+	return b.String()
+}

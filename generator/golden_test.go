@@ -1,0 +1,168 @@
+package generator
+
+import (
+	"bytes"
+	"flag"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/analysis-health/analysis-health/lua"
+)
+
+// Regenerate with: go test ./generator/ -update
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current output")
+
+// optionSets are the option combinations every format is rendered with, by golden folder name.
+var optionSets = []struct {
+	name string
+	opts Options
+}{
+	{"default", Options{}},
+	{"degraded", Options{Inconclusive: InconclusiveDegraded}},
+	{"rollout-only", Options{Kinds: []lua.Kind{{Group: "argoproj.io", Kind: "Rollout"}}, Namespace: "gitops"}},
+}
+
+// Every format with every option set, compared with testdata/<option set>/<format>[.yaml].
+func TestGolden(t *testing.T) {
+	for _, set := range optionSets {
+		for _, f := range Formats() {
+			t.Run(set.name+"/"+string(f), func(t *testing.T) {
+				files, err := Generate(f, set.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f == Lua {
+					files = withoutFixtures(t, files)
+				}
+				if f.IsDir() {
+					assertGoldenDir(t, filepath.Join("testdata", set.name, string(f)), files)
+					return
+				}
+				if len(files) != 1 {
+					t.Fatalf("single-file format rendered %d files", len(files))
+				}
+				assertGoldenFile(t, filepath.Join("testdata", set.name, string(f)+".yaml"), files[0].Data)
+			})
+		}
+	}
+}
+
+// withoutFixtures checks the lua tree's copied fixtures directly against the embedded ones (every file
+// under the selected kinds' testdata/, byte for byte) and returns the rest for the golden comparison, so
+// the golden folders hold what the generator computes rather than a third copy of every fixture.
+func withoutFixtures(t *testing.T, files []File) []File {
+	t.Helper()
+	var rest []File
+	copied := map[string]bool{}
+	kinds := map[string]bool{}
+	for _, f := range files {
+		if !strings.Contains(f.Path, "/testdata/") {
+			rest = append(rest, f)
+			kinds[path.Dir(f.Path)] = true
+			continue
+		}
+		copied[f.Path] = true
+		want, err := lua.FS.ReadFile(f.Path)
+		if err != nil || !bytes.Equal(want, f.Data) {
+			t.Errorf("%s: not a byte-for-byte copy of the embedded fixture (%v)", f.Path, err)
+		}
+	}
+	for dir := range kinds {
+		err := fs.WalkDir(lua.FS, path.Join(dir, "testdata"), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && !copied[p] {
+				t.Errorf("%s: embedded fixture missing from the tree", p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if len(copied) == 0 {
+		t.Error("the tree has no fixtures")
+	}
+	return rest
+}
+
+func assertGoldenFile(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (regenerate with: go test ./generator/ -update)", err)
+	}
+	if normalize(want) != normalize(got) {
+		t.Errorf("%s differs from the output (regenerate with: go test ./generator/ -update)\n%s", golden, firstDiff(normalize(want), normalize(got)))
+	}
+}
+
+// assertGoldenDir compares a folder format file by file, including files missing on either side.
+func assertGoldenDir(t *testing.T, golden string, files []File) {
+	t.Helper()
+	if *update {
+		if err := os.RemoveAll(golden); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			assertGoldenFile(t, filepath.Join(golden, filepath.FromSlash(f.Path)), f.Data)
+		}
+		return
+	}
+	var onDisk []string
+	err := filepath.WalkDir(golden, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(golden, p)
+		onDisk = append(onDisk, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%v (regenerate with: go test ./generator/ -update)", err)
+	}
+	var rendered []string
+	for _, f := range files {
+		rendered = append(rendered, f.Path)
+		assertGoldenFile(t, filepath.Join(golden, filepath.FromSlash(f.Path)), f.Data)
+	}
+	sort.Strings(onDisk)
+	if strings.Join(onDisk, "\n") != strings.Join(rendered, "\n") {
+		t.Errorf("%s holds files\n  %s\nbut the output has\n  %s\n(regenerate with: go test ./generator/ -update)",
+			golden, strings.Join(onDisk, "\n  "), strings.Join(rendered, "\n  "))
+	}
+}
+
+// normalize undoes a Git checkout's CRLF conversion on Windows.
+func normalize(b []byte) string { return string(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))) }
+
+// firstDiff shows the first differing line with its number, WANT then GOT.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl || i >= len(w) || i >= len(g) {
+			return "line " + strconv.Itoa(i+1) + ":\nWANT: " + wl + "\nGOT:  " + gl
+		}
+	}
+	return ""
+}

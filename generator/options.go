@@ -1,0 +1,91 @@
+package generator
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// The options block every bundled script carries. Options are applied by replacing the string values
+// inside it and nothing else, so a script never forks from the embedded file and default options give
+// back the embedded bytes.
+const (
+	optionsBegin = "-- analysis-health:options"
+	optionsEnd   = "-- analysis-health:end-options"
+)
+
+// optionLine is `local <name> = "<value>"`, optionally followed by a comment. Values are plain words: the
+// block is data, not code, so escapes and concatenation are rejected as malformed.
+var optionLine = regexp.MustCompile(`^(local\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*")([A-Za-z0-9_.-]*)("\s*(?:--.*)?)$`)
+
+var optionValue = regexp.MustCompile(`^[A-Za-z0-9_.-]*$`)
+
+// applyOptions sets each named option in src's options block to its value. Every name must be assigned
+// exactly once in the block; lines of the block that are neither blank, comments nor such assignments make
+// the block malformed, because silently skipping them could ship a script that ignores the user's choice.
+func applyOptions(src string, values map[string]string) (string, error) {
+	lines := strings.SplitAfter(src, "\n")
+	begin, end := -1, -1
+	for i, l := range lines {
+		switch strings.TrimRight(l, "\r\n") {
+		case optionsBegin:
+			if begin >= 0 {
+				return "", fmt.Errorf("options block: %q appears twice (lines %d and %d)", optionsBegin, begin+1, i+1)
+			}
+			begin = i
+		case optionsEnd:
+			if end >= 0 {
+				return "", fmt.Errorf("options block: %q appears twice (lines %d and %d)", optionsEnd, end+1, i+1)
+			}
+			end = i
+		}
+	}
+	switch {
+	case begin < 0:
+		return "", fmt.Errorf("options block missing: no %q line", optionsBegin)
+	case end < 0:
+		return "", fmt.Errorf("options block not closed: no %q line", optionsEnd)
+	case end < begin:
+		return "", fmt.Errorf("options block malformed: %q (line %d) before %q (line %d)", optionsEnd, end+1, optionsBegin, begin+1)
+	}
+
+	seen := map[string]int{}
+	for i := begin + 1; i < end; i++ {
+		body := strings.TrimRight(lines[i], "\r\n")
+		eol := lines[i][len(body):]
+		trimmed := strings.TrimSpace(body)
+		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		m := optionLine.FindStringSubmatch(body)
+		if m == nil {
+			return "", fmt.Errorf("options block malformed at line %d: want `local name = \"value\"`, got %q", i+1, body)
+		}
+		name := m[2]
+		if prev, dup := seen[name]; dup {
+			return "", fmt.Errorf("options block: %s assigned twice (lines %d and %d)", name, prev, i+1)
+		}
+		seen[name] = i + 1
+		v, ok := values[name]
+		if !ok {
+			// An option this generator does not know keeps the script's own default.
+			continue
+		}
+		if !optionValue.MatchString(v) {
+			return "", fmt.Errorf("option %s: value %q is not a plain word", name, v)
+		}
+		lines[i] = m[1] + v + m[4] + eol
+	}
+	var missing []string
+	for name := range values {
+		if _, ok := seen[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return "", fmt.Errorf("options block has no assignment of %s", strings.Join(missing, ", "))
+	}
+	return strings.Join(lines, ""), nil
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/analysis-health/analysis-health/generator"
+	"github.com/analysis-health/analysis-health/lua"
+)
+
+type generateFlags struct {
+	format       *enumValue
+	inconclusive *enumValue
+	kinds        []string
+	namespace    string
+	out          string
+}
+
+func newGenerateCommand(o *Options) *cobra.Command {
+	var formats []string
+	for _, f := range generator.Formats() {
+		formats = append(formats, string(f))
+	}
+	f := &generateFlags{
+		format:       newEnum("", formats...),
+		inconclusive: newEnum("suspended", "suspended", "degraded"),
+	}
+	cmd := &cobra.Command{
+		Use:   "generate --format FORMAT [--out PATH]",
+		Short: "Render the health scripts as argocd-cm, a merge patch, Helm values, a kustomize component or a Lua tree",
+		Long: `generate renders the bundled health scripts into what installs them into Argo CD:
+
+  argocd-cm  a complete argocd-cm ConfigMap holding only the analysis-health keys
+  patch      a merge patch: kubectl patch configmap argocd-cm -n argocd --type merge --patch-file FILE
+  helm       values for the argo-helm argo-cd chart (configs.cm): helm upgrade ... -f FILE
+  kustomize  a folder with a kustomize Component that patches argocd-cm (needs --out)
+  lua        a resource_customizations-style folder with the scripts, tests and fixtures (needs --out)
+
+Single-file formats print to standard output unless --out names a file. Folder formats need --out: a
+folder that does not exist yet (or is empty). Output is written atomically, so a failed run leaves
+nothing behind. See docs/install.md.`,
+		Example: `  analysis-health generate --format patch --out argocd-cm-patch.yaml
+  analysis-health generate --format helm --inconclusive degraded > analysis-health-values.yaml
+  analysis-health generate --format kustomize --kinds Rollout,AnalysisRun --out overlays/analysis-health`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runGenerate(o, f)
+		},
+	}
+	cmd.Flags().Var(f.format, "format", "what to render (required)")
+	cmd.Flags().Var(f.inconclusive, "inconclusive", "health of an inconclusive analysis: suspended (a pause waiting for a human) or degraded (a failure)")
+	cmd.Flags().StringSliceVar(&f.kinds, "kinds", nil, "kinds to include, comma-separated (default all: "+kindList()+")")
+	cmd.Flags().StringVar(&f.namespace, "namespace", generator.DefaultNamespace, "namespace of argocd-cm (set in --format argocd-cm, and in the usage hints)")
+	cmd.Flags().StringVar(&f.out, "out", "", "write to this file (folder for kustomize and lua) instead of standard output")
+	return cmd
+}
+
+func kindList() string {
+	var names []string
+	for _, k := range lua.Kinds() {
+		names = append(names, k.Kind)
+	}
+	return strings.Join(names, ",")
+}
+
+func runGenerate(o *Options, f *generateFlags) error {
+	if f.format.String() == "" {
+		return usageError("--format is required: one of %s", strings.Join(f.format.allowed, ", "))
+	}
+	format := generator.Format(f.format.String())
+	if format.IsDir() && f.out == "" {
+		return usageError("--format %s writes a folder: give it with --out DIR", format)
+	}
+	opts := generator.Options{
+		Inconclusive: generator.InconclusiveSuspended,
+		Namespace:    f.namespace,
+		Version:      Version,
+	}
+	if f.inconclusive.String() == "degraded" {
+		opts.Inconclusive = generator.InconclusiveDegraded
+	}
+	if f.namespace == "" {
+		return usageError("--namespace must not be empty")
+	}
+	if len(f.kinds) > 0 {
+		kinds, err := generator.ParseKinds(f.kinds)
+		if err != nil {
+			return usageError("--kinds: %v", err)
+		}
+		opts.Kinds = kinds
+	}
+	if err := opts.Validate(); err != nil {
+		return usageError("%v", err)
+	}
+	files, err := generator.Generate(format, opts)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.out == "":
+		_, err = o.Out.Write(files[0].Data)
+		return err
+	case format.IsDir():
+		if err := generator.WriteDir(f.out, files); err != nil {
+			return err
+		}
+	default:
+		if err := generator.WriteFile(f.out, files[0].Data); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(o.ErrOut, "wrote %s (%s)\n", f.out, format)
+	return nil
+}
