@@ -7,117 +7,71 @@
 local inconclusiveStatus = "Suspended"
 -- analysis-health:end-options
 
-local function tbl(v)
-  if type(v) == "table" then
-    return v
-  end
-  return nil
+local st = obj.status
+if type(st) ~= "table" then
+  return { status = "Progressing", message = "Waiting for experiment to finish: status has not been reconciled." }
 end
 
 local function str(v)
-  if v == nil then
-    return ""
-  end
-  if type(v) == "string" then
+  local t = type(v)
+  if t == "string" then
     return v
   end
-  if type(v) == "number" or type(v) == "boolean" then
+  if t == "number" or t == "boolean" then
     return tostring(v)
   end
   return ""
 end
 
-local function count(v)
-  if type(v) ~= "table" then
-    return 0
-  end
-  return #v
-end
-
-local hs = {}
-local status = tbl(obj.status)
-if status == nil then
-  hs.status = "Progressing"
-  hs.message = "Waiting for experiment to finish: status has not been reconciled."
-  return hs
-end
-
 -- status.analysisRuns[] is the experiment controller's copy of each AnalysisRun's phase and message.
-local function analyses(wanted)
-  local parts = {}
-  for _, run in ipairs(tbl(status.analysisRuns) or {}) do
-    run = tbl(run)
-    if run ~= nil then
-      local phase = str(run.phase)
-      local match = false
-      for _, w in ipairs(wanted) do
-        if phase == w then
-          match = true
-        end
+local function analyses(phases)
+  local out = {}
+  for _, r in ipairs(type(st.analysisRuns) == "table" and st.analysisRuns or {}) do
+    if type(r) == "table" and phases[str(r.phase)] then
+      local text = "analysis " .. str(r.name)
+      if str(r.analysisRun) ~= "" then
+        text = text .. " (AnalysisRun " .. str(r.analysisRun) .. ")"
       end
-      if match then
-        local text = "analysis " .. str(run.name)
-        if str(run.analysisRun) ~= "" then
-          text = text .. " (AnalysisRun " .. str(run.analysisRun) .. ")"
-        end
-        if phase == "" then
-          phase = "Pending"
-        end
-        text = text .. " " .. phase
-        if str(run.message) ~= "" then
-          text = text .. ": " .. str(run.message)
-        end
-        table.insert(parts, text)
+      text = text .. " " .. (str(r.phase) ~= "" and str(r.phase) or "Pending")
+      if str(r.message) ~= "" then
+        text = text .. ": " .. str(r.message)
       end
+      table.insert(out, text)
     end
   end
-  if count(parts) == 0 then
-    return ""
-  end
-  return table.concat(parts, "; ")
+  return table.concat(out, "; ")
 end
 
 local function with(base, detail)
+  if detail == "" and str(st.message) ~= "" then
+    detail = str(st.message)
+  end
   if detail == "" then
-    local message = str(status.message)
-    if message ~= "" then
-      return base .. ": " .. message
-    end
     return base
   end
   return base .. ": " .. detail
 end
 
-local phase = str(status.phase)
+local phase = str(st.phase)
+local failing = { Failed = true, Error = true }
 if phase == "Failed" then
-  hs.status = "Degraded"
-  hs.message = with("Experiment has failed", analyses({ "Failed", "Error" }))
+  return { status = "Degraded", message = with("Experiment has failed", analyses(failing)) }
 elseif phase == "Error" then
-  hs.status = "Degraded"
-  hs.message = with("Experiment had an error", analyses({ "Error", "Failed" }))
+  return { status = "Degraded", message = with("Experiment had an error", analyses(failing)) }
 elseif phase == "Inconclusive" then
-  hs.status = inconclusiveStatus
-  hs.message = with("Experiment was inconclusive", analyses({ "Inconclusive" }))
+  return { status = inconclusiveStatus, message = with("Experiment was inconclusive", analyses({ Inconclusive = true })) }
 elseif phase == "Successful" then
-  hs.status = "Healthy"
-  hs.message = "Experiment is successful"
-elseif analyses({ "Failed", "Error" }) ~= "" then
+  return { status = "Healthy", message = "Experiment is successful" }
+elseif analyses(failing) ~= "" then
   -- the experiment controller ends the experiment on the next reconcile; the verdict is already known
-  hs.status = "Degraded"
-  hs.message = "Experiment analysis failed: " .. analyses({ "Failed", "Error" })
+  return { status = "Degraded", message = "Experiment analysis failed: " .. analyses(failing) }
 elseif phase == "Running" then
-  hs.status = "Progressing"
-  local running = analyses({ "", "Pending", "Running" })
+  local running = analyses({ [""] = true, Pending = true, Running = true })
   if running == "" then
-    hs.message = "Experiment is running"
-  else
-    hs.message = "Experiment is running: waiting for " .. running
+    return { status = "Progressing", message = "Experiment is running" }
   end
+  return { status = "Progressing", message = "Experiment is running: waiting for " .. running }
 elseif phase == "Pending" or phase == "" then
-  hs.status = "Progressing"
-  hs.message = "Experiment is pending"
-else
-  hs.status = "Progressing"
-  hs.message = "Experiment phase " .. phase .. " is not recognised"
+  return { status = "Progressing", message = "Experiment is pending" }
 end
-return hs
+return { status = "Progressing", message = "Experiment phase " .. phase .. " is not recognised" }

@@ -1,302 +1,196 @@
 -- analysis-health: argoproj.io/Rollout health that carries the verdict of the Rollout's AnalysisRuns.
 -- Runs in Argo CD's argocd-cm sandbox: base, table and package only (no string, math or os), so every
 -- value read from the object is type-checked before use and messages are built with `..` and tostring.
+-- Argo CD v2 parses the script on every evaluation, so it is kept terse and the code for controllers
+-- older than v1.0 sits in a long string compiled only for such objects.
 -- Semantics, with upstream citations: docs/health-semantics.md.
 
 -- analysis-health:options
 local inconclusiveStatus = "Suspended"
 -- analysis-health:end-options
 
-local function tbl(v)
-  if type(v) == "table" then
-    return v
-  end
-  return nil
-end
-
-local function get(t, k)
-  if type(t) == "table" then
-    return t[k]
-  end
-  return nil
-end
-
 local function str(v)
-  if v == nil then
-    return ""
-  end
-  if type(v) == "string" then
+  local t = type(v)
+  if t == "string" then
     return v
   end
-  if type(v) == "number" or type(v) == "boolean" then
+  if t == "number" or t == "boolean" then
     return tostring(v)
   end
   return ""
 end
 
-local function count(v)
-  if type(v) ~= "table" then
-    return 0
+local function tbl(v)
+  if type(v) == "table" then
+    return v
   end
-  return #v
+  return {}
 end
-
-local function join(parts)
-  if count(parts) == 0 then
-    return ""
-  end
-  return table.concat(parts, "; ")
-end
-
-local hs = {}
-local metadata = tbl(obj.metadata) or {}
-local spec = tbl(obj.spec) or {}
-local status = tbl(obj.status)
 
 -- Generation gates, as Argo CD's built-in script: until the controller has observed the current spec,
--- every status field (phase and analysis run statuses alike) describes the previous revision.
-local function generationObserved()
-  if status == nil then
-    return false
-  end
-  local observed = tonumber(status.observedGeneration)
-  local generation = tonumber(metadata.generation)
-  if observed == nil or generation == nil or observed > generation then
-    -- pre-v0.10 controllers wrote a hash here; there is nothing to compare
-    return true
-  end
-  return observed == generation
+-- every status field (phase and analysis run statuses alike) describes the previous revision. A
+-- non-numeric or larger observedGeneration is a pre-v0.10 hash: nothing to compare.
+local hs = { status = "Progressing", message = "Waiting for rollout spec update to be observed" }
+local st = obj.status
+if type(st) ~= "table" then
+  return hs
 end
-
-local function workloadGenerationObserved()
-  local annotations = tbl(metadata.annotations)
-  if spec.workloadRef == nil or annotations == nil then
-    return true
-  end
-  local wanted = tonumber(annotations["rollout.argoproj.io/workload-generation"])
-  local observed = tonumber(status.workloadObservedGeneration)
-  return wanted == observed
+local md, sp = tbl(obj.metadata), tbl(obj.spec)
+local observed, generation = tonumber(st.observedGeneration), tonumber(md.generation)
+if observed ~= nil and generation ~= nil and observed < generation then
+  return hs
 end
-
-if not generationObserved() or not workloadGenerationObserved() then
-  hs.status = "Progressing"
-  hs.message = "Waiting for rollout spec update to be observed"
+local an = md.annotations
+if sp.workloadRef ~= nil and type(an) == "table"
+    and tonumber(an["rollout.argoproj.io/workload-generation"]) ~= tonumber(st.workloadObservedGeneration) then
   return hs
 end
 
-local canary = tbl(status.canary)
-local blueGreen = tbl(status.blueGreen)
-
--- The four places where the controller copies the current AnalysisRun's name, phase and message.
-local runs = {}
-local function addRun(label, entry)
-  entry = tbl(entry)
-  if entry ~= nil then
-    table.insert(runs, { label = label, name = str(entry.name), status = str(entry.status), message = str(entry.message) })
-  end
-end
-addRun("Step analysis", get(canary, "currentStepAnalysisRunStatus"))
-addRun("Background analysis", get(canary, "currentBackgroundAnalysisRunStatus"))
-addRun("Pre-promotion analysis", get(blueGreen, "prePromotionAnalysisRunStatus"))
-addRun("Post-promotion analysis", get(blueGreen, "postPromotionAnalysisRunStatus"))
-
-local function describe(run)
-  local text = run.label .. " run"
-  if run.name ~= "" then
-    text = text .. " " .. run.name
-  end
-  if run.status == "" then
-    text = text .. " Pending"
-  else
-    text = text .. " " .. run.status
-  end
-  if run.message ~= "" then
-    text = text .. ": " .. run.message
-  end
-  return text
-end
-
+local c, b = tbl(st.canary), tbl(st.blueGreen)
+local phase, message = str(st.phase), str(st.message)
 -- Blue-green keeps its pre/post-promotion statuses until the next revision, even after a forced full
 -- promotion: once the revision is stable and the controller calls it Healthy, a Failed entry records a
--- verdict someone overrode, not one still pending (rollout/analysis.go keeps BlueGreen runs once stable).
-local promoted = str(status.phase) == "Healthy" and str(status.stableRS) ~= "" and str(status.stableRS) == str(status.currentPodHash)
-local overridden = {}
+-- verdict someone overrode, not one still pending.
+local promoted = phase == "Healthy" and str(st.stableRS) ~= "" and str(st.stableRS) == str(st.currentPodHash)
 
-local failed, inFlight, inconclusive = {}, {}, {}
-for _, run in ipairs(runs) do
-  local blueGreenRun = run.label == "Pre-promotion analysis" or run.label == "Post-promotion analysis"
-  if (run.status == "Failed" or run.status == "Error") and promoted and blueGreenRun then
-    table.insert(overridden, describe(run))
-  elseif run.status == "Failed" or run.status == "Error" then
-    table.insert(failed, describe(run))
-  elseif run.status == "Inconclusive" then
-    table.insert(inconclusive, describe(run))
-  elseif run.status ~= "Successful" then
-    -- "", Pending, Running, and anything a newer controller may add: not a verdict yet
-    table.insert(inFlight, describe(run))
+-- The four places where the controller copies the current AnalysisRun's name, phase and message.
+local failed, busy, inconclusive, overridden = {}, {}, {}, {}
+for _, r in ipairs({
+  { "Step analysis", c.currentStepAnalysisRunStatus },
+  { "Background analysis", c.currentBackgroundAnalysisRunStatus },
+  { "Pre-promotion analysis", b.prePromotionAnalysisRunStatus, true },
+  { "Post-promotion analysis", b.postPromotionAnalysisRunStatus, true },
+}) do
+  local e = r[2]
+  if type(e) == "table" then
+    local status, name, m = str(e.status), str(e.name), str(e.message)
+    local d = r[1] .. " run"
+    if name ~= "" then
+      d = d .. " " .. name
+    end
+    if status == "" then
+      d = d .. " Pending"
+    else
+      d = d .. " " .. status
+    end
+    if m ~= "" then
+      d = d .. ": " .. m
+    end
+    if status == "Failed" or status == "Error" then
+      if promoted and r[3] then
+        table.insert(overridden, d)
+      else
+        table.insert(failed, d)
+      end
+    elseif status == "Inconclusive" then
+      table.insert(inconclusive, d)
+    elseif status ~= "Successful" then
+      -- "", Pending, Running, and anything a newer controller may add: not a verdict yet
+      table.insert(busy, d)
+    end
   end
 end
 
-local phase = str(status.phase)
-local phaseMessage = str(status.message)
-local pauseReasons = {}
-for _, condition in ipairs(tbl(status.pauseConditions) or {}) do
-  local reason = str(get(condition, "reason"))
-  if reason ~= "" then
-    pauseReasons[reason] = true
-  end
+local pausedRun, pausedExperiment = false, false
+for _, p in ipairs(tbl(st.pauseConditions)) do
+  local reason = str(tbl(p).reason)
+  pausedRun = pausedRun or reason == "InconclusiveAnalysisRun"
+  pausedExperiment = pausedExperiment or reason == "InconclusiveExperiment"
 end
-local inconclusivePause = pauseReasons["InconclusiveAnalysisRun"] or pauseReasons["InconclusiveExperiment"]
-
-local function inconclusiveMessage()
-  if count(inconclusive) > 0 then
-    return join(inconclusive)
-  end
-  if pauseReasons["InconclusiveExperiment"] then
-    return "Experiment analysis was inconclusive: rollout paused (InconclusiveExperiment)"
-  end
-  return "Analysis was inconclusive: rollout paused (InconclusiveAnalysisRun)"
+local isInconclusive = #inconclusive > 0 or pausedRun or pausedExperiment
+local inconclusiveMessage = table.concat(inconclusive, "; ")
+if #inconclusive == 0 and pausedExperiment then
+  inconclusiveMessage = "Experiment analysis was inconclusive: rollout paused (InconclusiveExperiment)"
+elseif #inconclusive == 0 then
+  inconclusiveMessage = "Analysis was inconclusive: rollout paused (InconclusiveAnalysisRun)"
 end
 
-if count(failed) > 0 then
-  hs.status = "Degraded"
-  hs.message = join(failed)
-  return hs
+if #failed > 0 then
+  return { status = "Degraded", message = table.concat(failed, "; ") }
 end
-
-if inconclusiveStatus == "Degraded" and (count(inconclusive) > 0 or inconclusivePause) then
-  hs.status = "Degraded"
-  hs.message = inconclusiveMessage()
-  return hs
+if inconclusiveStatus == "Degraded" and isInconclusive then
+  return { status = "Degraded", message = inconclusiveMessage }
 end
-
 if phase == "Degraded" then
-  hs.status = "Degraded"
-  hs.message = phaseMessage
-  return hs
+  return { status = "Degraded", message = message }
 end
-
-local experiment = str(get(canary, "currentExperiment"))
-if experiment ~= "" then
-  table.insert(inFlight, "Experiment " .. experiment .. " is running")
+if str(c.currentExperiment) ~= "" then
+  table.insert(busy, "Experiment " .. str(c.currentExperiment) .. " is running")
 end
-
 -- An inconclusive verdict pauses the rollout until someone promotes, retries or aborts it; runs still
 -- measuring meanwhile (a background run without count) do not make it progress, so they are only listed.
-if count(inconclusive) > 0 or inconclusivePause then
-  hs.status = inconclusiveStatus
-  hs.message = inconclusiveMessage()
-  if count(inFlight) > 0 then
-    hs.message = hs.message .. "; " .. join(inFlight)
+if isInconclusive then
+  if #busy > 0 then
+    inconclusiveMessage = inconclusiveMessage .. "; " .. table.concat(busy, "; ")
   end
-  return hs
+  return { status = inconclusiveStatus, message = inconclusiveMessage }
 end
-
-if count(inFlight) > 0 then
-  hs.status = "Progressing"
-  hs.message = join(inFlight)
-  return hs
+if #busy > 0 then
+  return { status = "Progressing", message = table.concat(busy, "; ") }
 end
 
 -- Argo Rollouts v1.0+ records phase and message; surface them as Argo CD's built-in script does.
 if phase == "Paused" then
-  hs.status = "Suspended"
-  hs.message = phaseMessage
-  return hs
+  return { status = "Suspended", message = message }
 end
 if phase == "Healthy" or phase == "Progressing" then
-  hs.status = phase
-  hs.message = phaseMessage
-  if count(overridden) > 0 then
-    hs.message = "Promoted despite " .. join(overridden)
+  if #overridden > 0 then
+    message = "Promoted despite " .. table.concat(overridden, "; ")
   end
-  return hs
+  return { status = phase, message = message }
 end
 if phase ~= "" then
-  hs.status = "Progressing"
-  hs.message = "Unrecognised rollout phase " .. phase .. ": " .. phaseMessage
-  return hs
+  return { status = "Progressing", message = "Unrecognised rollout phase " .. phase .. ": " .. message }
 end
 
 -- Controllers older than v1.0 write no phase: Argo CD's built-in legacy logic.
-for _, condition in ipairs(tbl(status.conditions) or {}) do
-  local ctype = str(get(condition, "type"))
-  local reason = str(get(condition, "reason"))
+return loadstring([[
+local st, sp, c, b, str, tbl = ...
+for _, condition in ipairs(tbl(st.conditions)) do
+  local ctype, reason = str(tbl(condition).type), str(tbl(condition).reason)
   if ctype == "InvalidSpec" or (ctype == "Progressing" and (reason == "RolloutAborted" or reason == "ProgressDeadlineExceeded")) then
-    hs.status = "Degraded"
-    hs.message = str(get(condition, "message"))
-    return hs
+    return { status = "Degraded", message = str(condition.message) }
   end
 end
-
-if count(status.pauseConditions) > 0 or spec.paused == true then
-  hs.status = "Suspended"
-  hs.message = "Rollout is paused"
-  return hs
+if (type(st.pauseConditions) == "table" and #st.pauseConditions > 0) or sp.paused == true then
+  return { status = "Suspended", message = "Rollout is paused" }
 end
-
-if status.currentPodHash == nil then
-  hs.status = "Progressing"
-  hs.message = "Waiting for rollout to finish: status has not been reconciled."
-  return hs
+if st.currentPodHash == nil then
+  return { status = "Progressing", message = "Waiting for rollout to finish: status has not been reconciled." }
 end
-
 local function number(v, default)
-  local n = tonumber(v)
-  if n == nil then
-    return default
-  end
-  return n
+  return tonumber(v) or default
 end
-
-local desiredReplicas = number(spec.replicas, 1)
-local statusReplicas = number(status.replicas, 0)
-local updatedReplicas = number(status.updatedReplicas, 0)
-local availableReplicas = number(status.availableReplicas, 0)
-if updatedReplicas < desiredReplicas then
-  hs.status = "Progressing"
-  hs.message = "Waiting for roll out to finish: More replicas need to be updated"
-  return hs
+local desired, replicas = number(sp.replicas, 1), number(st.replicas, 0)
+local updated, available = number(st.updatedReplicas, 0), number(st.availableReplicas, 0)
+if updated < desired then
+  return { status = "Progressing", message = "Waiting for roll out to finish: More replicas need to be updated" }
 end
-if availableReplicas < updatedReplicas then
-  hs.status = "Progressing"
-  hs.message = "Waiting for roll out to finish: updated replicas are still becoming available"
-  return hs
+if available < updated then
+  return { status = "Progressing", message = "Waiting for roll out to finish: updated replicas are still becoming available" }
 end
-
 -- v0.8 moved status.canary.stableRS to status.stableRS
-local stableRS = status.stableRS
+local stableRS = st.stableRS
 if stableRS == nil then
-  stableRS = get(canary, "stableRS")
+  stableRS = c.stableRS
 end
 stableRS = str(stableRS)
-local currentPodHash = str(status.currentPodHash)
-local strategy = tbl(spec.strategy) or {}
-
+local hash = str(st.currentPodHash)
+local strategy = tbl(sp.strategy)
 if strategy.blueGreen ~= nil then
-  if blueGreen == nil or str(blueGreen.activeSelector) ~= currentPodHash then
-    hs.status = "Progressing"
-    hs.message = "active service cutover pending"
-    return hs
+  if type(st.blueGreen) ~= "table" or str(b.activeSelector) ~= hash then
+    return { status = "Progressing", message = "active service cutover pending" }
   end
-  if stableRS ~= "" and stableRS ~= currentPodHash then
-    hs.status = "Progressing"
-    hs.message = "waiting for analysis to complete"
-    return hs
+  if stableRS ~= "" and stableRS ~= hash then
+    return { status = "Progressing", message = "waiting for analysis to complete" }
   end
 elseif strategy.canary ~= nil then
-  if statusReplicas > updatedReplicas then
-    hs.status = "Progressing"
-    hs.message = "Waiting for roll out to finish: old replicas are pending termination"
-    return hs
+  if replicas > updated then
+    return { status = "Progressing", message = "Waiting for roll out to finish: old replicas are pending termination" }
   end
-  if stableRS == "" or stableRS ~= currentPodHash then
-    hs.status = "Progressing"
-    hs.message = "Waiting for rollout to finish steps"
-    return hs
+  if stableRS == "" or stableRS ~= hash then
+    return { status = "Progressing", message = "Waiting for rollout to finish steps" }
   end
 end
-
-hs.status = "Healthy"
-hs.message = ""
-return hs
+return { status = "Healthy", message = "" }
+]])(st, sp, c, b, str, tbl)
