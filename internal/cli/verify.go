@@ -20,10 +20,12 @@ func newVerifyCommand(o *Options) *cobra.Command {
 	f := &verifyFlags{version: newEnum("v2", "v2", "v3")}
 	cmd := &cobra.Command{
 		Use:   "verify [DIR...]",
-		Short: "Run every health_test.yaml under DIR (default: the bundled scripts) through Argo CD's sandbox",
-		Long: `verify runs Argo CD-format test suites (health_test.yaml beside health.lua, as in Argo CD's
-resource_customizations) through the same sandbox Argo CD uses for argocd-cm scripts: no string, math
-or os libraries. It prints each failure and a final "N passed, N failed" line, and exits 1 on any failure.`,
+		Short: "Run every health_test.yaml and action_test.yaml under DIR (default: the bundled scripts) through Argo CD's sandbox",
+		Long: `verify runs Argo CD-format test suites (health_test.yaml beside health.lua and
+actions/action_test.yaml beside discovery.lua and actions/<name>/action.lua, as in Argo CD's
+resource_customizations) through the same sandbox Argo CD uses for argocd-cm scripts and for every
+action: no string, math or os libraries. It prints each failure and a final "N passed, N failed" line,
+and exits 1 on any failure.`,
 		Example: `  analysis-health verify
   analysis-health verify ./resource_customizations`,
 		RunE: func(cmd *cobra.Command, args []string) error {
