@@ -1,10 +1,12 @@
 // Package manifest reads Kubernetes objects from files, folders and standard input: multi-document YAML
 // as `helm template` and `kustomize build` print it, JSON, and `kind: List` as `kubectl get -o yaml`
 // prints it. Every error names the source and the document.
+//
+// Besides the decoded objects it keeps every document's bytes as read (Object.Raw, Stream), so that a
+// post-renderer can pass its input through unchanged, comments and document order included.
 package manifest
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -14,7 +16,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -24,6 +25,9 @@ type Object struct {
 	Doc    int    // 1-based document index within Source
 	Item   int    // 1-based index inside a List, 0 otherwise
 	Object map[string]any
+	// Raw is the document's bytes as read, comments included and separator lines excluded; every item of
+	// a List shares its document's Raw.
+	Raw []byte
 }
 
 // Where names the object's origin for error messages: "file.yaml (document 2, item 3)".
@@ -62,18 +66,34 @@ func str(v any) string {
 // Read loads every object from the given paths; "-" reads stdin. Folders are walked for .yaml, .yml and
 // .json files in lexical order.
 func Read(paths []string, stdin io.Reader) ([]Object, error) {
+	streams, err := ReadStreams(paths, stdin)
+	if err != nil {
+		return nil, err
+	}
 	var out []Object
+	for _, s := range streams {
+		out = append(out, s.Objects()...)
+	}
+	return out, nil
+}
+
+// ReadStreams is Read keeping each file (or stdin) as a Stream, in the order read.
+func ReadStreams(paths []string, stdin io.Reader) ([]Stream, error) {
+	var out []Stream
 	for _, p := range paths {
 		if p == "-" {
+			if stdin == nil {
+				return nil, errors.New("-: no standard input")
+			}
 			raw, err := io.ReadAll(stdin)
 			if err != nil {
 				return nil, fmt.Errorf("-: %w", err)
 			}
-			objs, err := Decode("-", raw)
+			s, err := DecodeStream("-", raw)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, objs...)
+			out = append(out, s)
 			continue
 		}
 		files, err := expand(p)
@@ -85,11 +105,11 @@ func Read(paths []string, stdin io.Reader) ([]Object, error) {
 			if err != nil {
 				return nil, err
 			}
-			objs, err := Decode(f, raw)
+			s, err := DecodeStream(f, raw)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, objs...)
+			out = append(out, s)
 		}
 	}
 	return out, nil
@@ -126,51 +146,149 @@ func expand(p string) ([]string, error) {
 // Decode splits raw into documents and decodes each; empty documents are skipped, a `kind: List` (or any
 // kind ending in List with items) is flattened.
 func Decode(source string, raw []byte) ([]Object, error) {
-	reader := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
-	var out []Object
-	for doc := 1; ; doc++ {
-		chunk, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s (document %d): %w", source, doc, err)
-		}
-		if len(bytes.TrimSpace(stripComments(chunk))) == 0 {
-			continue
-		}
-		var obj map[string]any
-		if err := sigsyaml.Unmarshal(chunk, &obj); err != nil {
-			return nil, fmt.Errorf("%s (document %d): %w", source, doc, err)
-		}
-		if obj == nil {
-			continue
-		}
-		o := Object{Source: source, Doc: doc, Object: obj}
-		if items, isList := obj["items"]; isList && strings.HasSuffix(o.Kind(), "List") {
-			list, ok := items.([]any)
-			if !ok && items != nil {
-				return nil, fmt.Errorf("%s: items is not a list", o.Where())
-			}
-			for i, it := range list {
-				m, ok := it.(map[string]any)
-				item := Object{Source: source, Doc: doc, Item: i + 1, Object: m}
-				if !ok {
-					return nil, fmt.Errorf("%s: item is not an object", item.Where())
-				}
-				if err := item.validate(); err != nil {
-					return nil, err
-				}
-				out = append(out, item)
-			}
-			continue
-		}
-		if err := o.validate(); err != nil {
-			return nil, err
-		}
-		out = append(out, o)
+	s, err := DecodeStream(source, raw)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return s.Objects(), nil
+}
+
+// Stream is one source (a file or stdin) as read: its documents in order, each with the exact bytes it
+// was read from, so that Bytes gives the input back byte for byte.
+type Stream struct {
+	Source string
+	Docs   []Document
+	// Tail holds separator lines after the last document ("---" at the end of a file).
+	Tail []byte
+}
+
+// Document is one YAML document of a Stream. Doc numbers documents as error messages do (the way
+// k8s.io/apimachinery's YAMLReader splits a stream), so an empty or comment-only document still counts.
+type Document struct {
+	Doc int
+	// Lead holds the separator lines ("---", "--- # comment") that precede the document.
+	Lead []byte
+	// Raw is the document's own lines, comments included.
+	Raw []byte
+	// Objects are what the document decodes to: none for an empty document, the items of a List.
+	Objects []Object
+}
+
+// Bytes reassembles the stream exactly as it was read.
+func (s Stream) Bytes() []byte {
+	var b bytes.Buffer
+	for _, d := range s.Docs {
+		b.Write(d.Lead)
+		b.Write(d.Raw)
+	}
+	b.Write(s.Tail)
+	return b.Bytes()
+}
+
+// Objects lists the stream's objects in document order.
+func (s Stream) Objects() []Object {
+	var out []Object
+	for _, d := range s.Docs {
+		out = append(out, d.Objects...)
+	}
+	return out
+}
+
+// DecodeStream splits raw into documents exactly where k8s.io/apimachinery's YAMLReader does (a line
+// starting with "---" followed only by blanks or a comment), keeping every byte, and decodes each document.
+func DecodeStream(source string, raw []byte) (Stream, error) {
+	chunks, tail, err := splitDocuments(raw)
+	if err != nil {
+		return Stream{}, fmt.Errorf("%s (document %d): %w", source, len(chunks)+1, err)
+	}
+	s := Stream{Source: source, Tail: tail}
+	for i, c := range chunks {
+		d := Document{Doc: i + 1, Lead: c.lead, Raw: c.body}
+		objs, err := decodeDocument(source, d.Doc, c.body)
+		if err != nil {
+			return Stream{}, err
+		}
+		d.Objects = objs
+		s.Docs = append(s.Docs, d)
+	}
+	return s, nil
+}
+
+type chunk struct{ lead, body []byte }
+
+// splitDocuments reproduces the document boundaries of apimachinery's YAMLReader.Read, which error
+// messages ("document N") have always counted: a separator line ends a non-empty document and is consumed;
+// a separator met while no document is open (at the start, or right after another separator) is written
+// into the next document, so "---\n---\nx" is two documents, the first one empty, and "x\n---\n" is one.
+// Separator lines go to Lead and everything else to Raw, so re-emitting Lead+Raw gives the input back.
+func splitDocuments(raw []byte) (chunks []chunk, tail []byte, err error) {
+	var cur chunk
+	open := false // YAMLReader's buffer.Len() != 0
+	for len(raw) > 0 {
+		n := bytes.IndexByte(raw, '\n') + 1
+		if n == 0 {
+			n = len(raw)
+		}
+		line := raw[:n]
+		raw = raw[n:]
+		if bytes.HasPrefix(line, []byte("---")) {
+			if rest := strings.TrimSpace(string(line[3:])); rest != "" && rest[0] != '#' {
+				return chunks, nil, fmt.Errorf("invalid Yaml document separator: %s", rest)
+			}
+			if open {
+				chunks = append(chunks, cur)
+				cur = chunk{lead: append([]byte(nil), line...)}
+				open = false
+				continue
+			}
+			cur.lead = append(cur.lead, line...)
+			open = true
+			continue
+		}
+		cur.body = append(cur.body, line...)
+		open = true
+	}
+	if open {
+		return append(chunks, cur), nil, nil
+	}
+	return chunks, cur.lead, nil
+}
+
+func decodeDocument(source string, doc int, body []byte) ([]Object, error) {
+	if len(bytes.TrimSpace(stripComments(body))) == 0 {
+		return nil, nil
+	}
+	var obj map[string]any
+	if err := sigsyaml.Unmarshal(body, &obj); err != nil {
+		return nil, fmt.Errorf("%s (document %d): %w", source, doc, err)
+	}
+	if obj == nil {
+		return nil, nil
+	}
+	o := Object{Source: source, Doc: doc, Object: obj, Raw: body}
+	if items, isList := obj["items"]; isList && strings.HasSuffix(o.Kind(), "List") {
+		list, ok := items.([]any)
+		if !ok && items != nil {
+			return nil, fmt.Errorf("%s: items is not a list", o.Where())
+		}
+		var out []Object
+		for i, it := range list {
+			m, ok := it.(map[string]any)
+			item := Object{Source: source, Doc: doc, Item: i + 1, Object: m, Raw: body}
+			if !ok {
+				return nil, fmt.Errorf("%s: item is not an object", item.Where())
+			}
+			if err := item.validate(); err != nil {
+				return nil, err
+			}
+			out = append(out, item)
+		}
+		return out, nil
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	return []Object{o}, nil
 }
 
 func (o Object) validate() error {

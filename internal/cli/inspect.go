@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/analysis-health/analysis-health/inspect"
+	"github.com/analysis-health/analysis-health/manifest"
+)
+
+func init() { verbs = append(verbs, newInspectCommand) }
+
+type inspectFlags struct {
+	files          []string
+	output         *enumValue
+	strict         bool
+	kargoTimeout   time.Duration
+	knownTemplates []string
+}
+
+func newInspectCommand(o *Options) *cobra.Command {
+	f := &inspectFlags{output: newEnum("table", "table", "json")}
+	cmd := &cobra.Command{
+		Use:   "inspect -f FILE [-f FILE...]",
+		Short: "Report the analysis of every Rollout in rendered manifests, and how long a sync will wait for it",
+		Long: `inspect reads rendered manifests (helm template, kustomize build) and reports, for every Rollout:
+its strategy; every analysis source (canary steps, background, blue-green pre/post-promotion, experiment
+analyses) with templates, cluster scope, arguments and analysisRunMetadata; whether each referenced
+AnalysisTemplate / ClusterAnalysisTemplate is in the input (a missing one makes the Rollout InvalidSpec,
+which is Degraded); dry-run metrics; pauses that wait for a person (pause: {}, autoPromotionEnabled:
+false), which would hold a PostSync barrier until someone promotes; and the least time from a sync to
+full promotion, with the Kargo argocd-update retry.timeout it needs.
+
+Problems are listed last. It exits 0 whatever it finds, unless --strict is given and a problem was
+found (exit 1). See docs/hooks.md.`,
+		Example: `  analysis-health inspect -f testdata/charts/canary-checkout.yaml
+  helm template checkout ./chart | analysis-health inspect -f - -o json
+  analysis-health inspect -f rendered/ --strict --kargo-timeout 30m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(f.files) == 0 {
+				return usageError("at least one -f FILE is required (use - for standard input)")
+			}
+			if f.kargoTimeout <= 0 {
+				return usageError("--kargo-timeout must be positive")
+			}
+			return runInspect(o, f)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "file, folder or - (stdin) with the rendered manifests of one application; repeatable")
+	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "exit 1 when a problem is found")
+	cmd.Flags().DurationVar(&f.kargoTimeout, "kargo-timeout", inspect.DefaultKargoTimeout, "the Kargo argocd-update step timeout (retry.timeout) to compare the estimate with")
+	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input; repeatable")
+	return cmd
+}
+
+func runInspect(o *Options, f *inspectFlags) error {
+	objs, err := manifest.Read(f.files, o.In)
+	if err != nil {
+		return err
+	}
+	report, err := inspect.Inspect(objs, inspect.Options{KargoTimeout: f.kargoTimeout, KnownTemplates: f.knownTemplates})
+	if err != nil {
+		return err
+	}
+	// Built in memory first, so a failure never leaves half a report on stdout.
+	var b bytes.Buffer
+	if f.output.String() == "json" {
+		err = inspect.WriteJSON(&b, report)
+	} else {
+		err = inspect.WriteTable(&b, report)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := o.Out.Write(b.Bytes()); err != nil {
+		return err
+	}
+	if f.strict && report.Failed() {
+		return &ExitError{Code: 1, Err: fmt.Errorf("--strict: %d problem(s) found", len(report.Problems))}
+	}
+	return nil
+}

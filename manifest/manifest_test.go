@@ -1,0 +1,150 @@
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// Inputs whose document boundaries are easy to get wrong: helm's leading "---", separators in a row,
+// trailing separators, comment-only documents, CRLF, no final newline, a separator with a comment.
+var splitCases = map[string]string{
+	"helm template":             "---\n# Source: c/templates/a.yaml\napiVersion: v1\nkind: A\n---\n# Source: c/templates/b.yaml\napiVersion: v1\nkind: B\n",
+	"no leading separator":      "apiVersion: v1\nkind: A\n---\napiVersion: v1\nkind: B\n",
+	"separators in a row":       "---\n---\napiVersion: v1\nkind: A\n---\n---\n---\napiVersion: v1\nkind: B\n",
+	"trailing separator":        "apiVersion: v1\nkind: A\n---\n",
+	"two trailing separators":   "apiVersion: v1\nkind: A\n---\n---\n",
+	"separator then blank line": "apiVersion: v1\nkind: A\n---\n\n",
+	"comment-only document":     "# just a comment\n---\napiVersion: v1\nkind: A\n",
+	"separator with comment":    "apiVersion: v1\nkind: A\n--- # next\napiVersion: v1\nkind: B",
+	"crlf":                      "---\r\napiVersion: v1\r\nkind: A\r\n---\r\napiVersion: v1\r\nkind: B\r\n",
+	"json":                      "{\"apiVersion\": \"v1\",\n \"kind\": \"A\"}\n",
+	"empty":                     "",
+	"only separators":           "---\n---\n",
+	"blank lines":               "\n\napiVersion: v1\nkind: A\n\n\n",
+}
+
+// The splitter must cut exactly where apimachinery's YAMLReader does (so "document N" in messages keeps
+// its meaning), and Stream.Bytes must give the input back byte for byte.
+func TestSplitMatchesYAMLReaderAndRoundTrips(t *testing.T) {
+	for name, in := range splitCases {
+		t.Run(name, func(t *testing.T) {
+			var want []string
+			r := yaml.NewYAMLReader(bufio.NewReader(strings.NewReader(in)))
+			for {
+				c, err := r.Read()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, string(c))
+			}
+			s, err := DecodeStream("in", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Docs) != len(want) {
+				t.Fatalf("%d documents, YAMLReader returns %d: %q", len(s.Docs), len(want), want)
+			}
+			for i, d := range s.Docs {
+				// YAMLReader drops consumed separators and normalises line ends; compare content lines only.
+				got := strings.ReplaceAll(string(d.Raw), "\r\n", "\n")
+				w := strings.TrimPrefix(want[i], "---\n")
+				for strings.HasPrefix(w, "---") {
+					w = w[strings.Index(w, "\n")+1:]
+				}
+				if strings.TrimRight(got, "\n") != strings.TrimRight(w, "\n") {
+					t.Errorf("document %d: %q, YAMLReader %q", i+1, got, want[i])
+				}
+				if d.Doc != i+1 {
+					t.Errorf("document %d numbered %d", i+1, d.Doc)
+				}
+			}
+			if got := string(s.Bytes()); got != in {
+				t.Errorf("round trip:\n got %q\nwant %q", got, in)
+			}
+		})
+	}
+}
+
+func TestDecodeKeepsRawAndComments(t *testing.T) {
+	in := "---\n# Source: shop/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # inline\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n"
+	objs, err := Decode("in.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 3 {
+		t.Fatalf("want 3 objects, got %d", len(objs))
+	}
+	if !bytes.HasPrefix(objs[0].Raw, []byte("# Source: shop/templates/cm.yaml\n")) || !bytes.Contains(objs[0].Raw, []byte("# inline")) {
+		t.Errorf("first object lost its comments: %q", objs[0].Raw)
+	}
+	if objs[1].Item != 1 || objs[2].Item != 2 || !bytes.Equal(objs[1].Raw, objs[2].Raw) {
+		t.Errorf("list items should share their document's Raw: %+v", objs[1:])
+	}
+	if got := objs[2].Where(); got != "in.yaml (document 2, item 2)" {
+		t.Errorf("Where() = %q", got)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"bad separator", "apiVersion: v1\nkind: A\n---foo\nkind: B\n", "in (document 1): invalid Yaml document separator: foo"},
+		{"malformed", "apiVersion: v1\nkind: A\n---\nkind: [\n", "in (document 2): error converting YAML to JSON"},
+		{"no kind", "---\napiVersion: v1\nmetadata: {name: x}\n", "in (document 1): not a Kubernetes object: missing or non-string kind"},
+		{"list item", "apiVersion: v1\nkind: List\nitems:\n- 3\n", "in (document 1, item 1): item is not an object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode("in", []byte(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadStreamsFilesFoldersStdin(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"b.yaml":     "apiVersion: v1\nkind: B\n",
+		"a.yml":      "apiVersion: v1\nkind: A\n",
+		"notes.txt":  "not yaml",
+		"sub/c.json": `{"apiVersion": "v1", "kind": "C"}`,
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	streams, err := ReadStreams([]string{dir, "-"}, strings.NewReader("apiVersion: v1\nkind: D\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, s := range streams {
+		for _, o := range s.Objects() {
+			kinds = append(kinds, o.Kind())
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "A,B,C,D" {
+		t.Errorf("kinds in read order = %s, want A,B,C,D (folder in lexical order, then stdin)", got)
+	}
+	if streams[3].Source != "-" {
+		t.Errorf("stdin source = %q", streams[3].Source)
+	}
+	if _, err := ReadStreams([]string{filepath.Join(dir, "nope.yaml")}, nil); err == nil {
+		t.Error("a missing file must fail")
+	}
+}
