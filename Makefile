@@ -1,7 +1,7 @@
 # analysis-health — see README.md.
 GO ?= go
 # Packages with golden files (they define the -update flag).
-GOLDEN_PKGS = ./generator/
+GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/
 
 .PHONY: all build test test-v2 test-v3 bench fuzz golden verify example
 
