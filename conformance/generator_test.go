@@ -6,6 +6,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -42,6 +45,7 @@ var genOptionSets = []struct {
 }{
 	{"default", generator.Options{}},
 	{"degraded", generator.Options{Inconclusive: generator.InconclusiveDegraded}},
+	{"no-block-bypass", generator.Options{BlockBypassOnFailedAnalysis: new(false)}},
 }
 
 func genFiles(t *testing.T, f generator.Format, o generator.Options) []generator.File {
@@ -65,7 +69,7 @@ func genFile(t *testing.T, files []generator.File, name string) []byte {
 }
 
 // genBaseConfigMap is an argocd-cm as a running Argo CD has it: settings of its own, an unrelated
-// customization, and an older health script for Rollout that ours must replace.
+// customization, and an older health script and actions for Rollout that ours must replace.
 func genBaseConfigMap() *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
@@ -75,14 +79,18 @@ func genBaseConfigMap() *corev1.ConfigMap {
 		},
 		Data: map[string]string{
 			"url": "https://argocd.example.com",
-			"resource.customizations.ignoreDifferences.all":      "jsonPointers:\n- /status\n",
-			"resource.customizations.health.apps_Deployment":     "return {status = \"Healthy\"}\n",
-			"resource.customizations.health.argoproj.io_Rollout": "return {status = \"Healthy\", message = \"old\"}\n",
+			"resource.customizations.ignoreDifferences.all":       "jsonPointers:\n- /status\n",
+			"resource.customizations.health.apps_Deployment":      "return {status = \"Healthy\"}\n",
+			"resource.customizations.health.argoproj.io_Rollout":  "return {status = \"Healthy\", message = \"old\"}\n",
+			"resource.customizations.actions.argoproj.io_Rollout": genOldActions,
 		},
 	}
 }
 
-// genUnrelated is what genBaseConfigMap carries besides the Rollout script.
+// genOldActions is a Rollout actions value from before analysis-health: it hides Argo CD's built-ins.
+const genOldActions = "discovery.lua: |\n  return {old = {}}\ndefinitions:\n- name: old\n  action.lua: |\n    return obj\n"
+
+// genUnrelated is what genBaseConfigMap carries besides the Rollout script and actions.
 var genUnrelated = map[string]string{
 	"url": "https://argocd.example.com",
 	"resource.customizations.ignoreDifferences.all":  "jsonPointers:\n- /status\n",
@@ -130,8 +138,18 @@ func genDecodeConfigMap(t *testing.T, raw []byte) *corev1.ConfigMap {
 
 // genAssertOurs checks that Argo CD's overrides hold our script for every kind the options select,
 // byte-identical to the generator's (and, with default options, to the embedded file), without open
-// libraries, and no script of ours for kinds left out.
+// libraries, and no script of ours for kinds left out; and the same for the actions keys: present for the
+// selected kinds with actions unless actions are off, parsed by Argo CD's ResourceOverride.GetActions into
+// our discovery (options applied) and definitions with mergeBuiltinActions, and, with default options,
+// loading exactly as the value conformance/actions_test.go builds by hand from the embedded files.
 func genAssertOurs(t *testing.T, ov map[string]v1alpha1.ResourceOverride, o generator.Options) {
+	t.Helper()
+	genAssertLoaded(t, ov, o, true)
+}
+
+// genAssertLoaded is genAssertOurs; exactActions false accepts an actions value with other bytes that
+// Argo CD loads to the same scripts (one built by hand from the lua tree).
+func genAssertLoaded(t *testing.T, ov map[string]v1alpha1.ResourceOverride, o generator.Options, exactActions bool) {
 	t.Helper()
 	want, err := generator.ConfigMapData(o)
 	if err != nil {
@@ -162,6 +180,155 @@ func genAssertOurs(t *testing.T, ov map[string]v1alpha1.ResourceOverride, o gene
 				t.Errorf("%s: default options, but the script differs from the embedded file", k.Key())
 			}
 		}
+	}
+	handBuilt := actionsConfigMapData(t)
+	for _, k := range lua.ActionKinds() {
+		value, selected := want[generator.ActionsKey(k)]
+		got := ov[k.Key()]
+		if !selected {
+			if strings.Contains(got.Actions, "analysis-health") {
+				t.Errorf("%s: actions present though not selected", k.Key())
+			}
+			continue
+		}
+		if exactActions && got.Actions != value {
+			t.Errorf("%s: Argo CD's actions value is not byte-identical to the generated one", k.Key())
+		}
+		actions, err := got.GetActions()
+		if err != nil {
+			t.Errorf("%s: Argo CD cannot parse the actions value: %v", k.Key(), err)
+			continue
+		}
+		discovery, defs, err := generator.Actions(k, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !actions.MergeBuiltinActions || actions.ActionDiscoveryLua != discovery || len(actions.Definitions) != len(defs) {
+			t.Errorf("%s: Argo CD loaded %+v", k.Key(), actions)
+			continue
+		}
+		for i, d := range defs {
+			if actions.Definitions[i].Name != d.Name || actions.Definitions[i].ActionLua != d.Script {
+				t.Errorf("%s: definitions[%d] is not our %s", k.Key(), i, d.Name)
+			}
+		}
+		if o.BlockBypassOnFailedAnalysis == nil {
+			ref, err := (&v1alpha1.ResourceOverride{Actions: handBuilt[generator.ActionsKey(k)]}).GetActions()
+			if err != nil || !reflect.DeepEqual(ref, actions) {
+				t.Errorf("%s: default options, but Argo CD loads the generated value differently from the hand-built one (%v)", k.Key(), err)
+			}
+		}
+	}
+}
+
+// genAssertActions runs Argo CD v2.14's API-server path (lua.VM with the loaded overrides) over every
+// fixture of each kind with actions: discovery is ours first, then the built-in one; the merged result
+// lists ours and the built-ins and equals the engine's on the same scripts; every action resolves to ours.
+// On Rollouts it checks the guard: with it on, our blocked promote-full replaces the built-in entry
+// wherever ours returns one (and on the failed-analysis fixture); with it off, ours never returns
+// promote-full and the built-in entry stands.
+func genAssertActions(t *testing.T, ov map[string]v1alpha1.ResourceOverride, o generator.Options) {
+	t.Helper()
+	guard := o.BlockBypassOnFailedAnalysis == nil || *o.BlockBypassOnFailedAnalysis
+	vm := argolua.VM{ResourceOverrides: ov}
+	blocked, failedSeen := 0, false
+	for _, k := range lua.ActionKinds() {
+		discovery, defs, err := generator.Actions(k, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		builtin := builtinActions[k.Key()]
+		checked := 0
+		for _, fx := range fixtures(t) {
+			obj := unstructuredFrom(t, fx.Raw)
+			if obj.GroupVersionKind().Group != k.Group || obj.GetKind() != k.Kind {
+				continue
+			}
+			checked++
+			scripts, err := vm.GetResourceActionDiscovery(obj)
+			if err != nil {
+				t.Fatalf("%s: %v", fx.Path, err)
+			}
+			if len(scripts) != 1+min(len(builtin), 1) || scripts[0] != discovery {
+				t.Fatalf("%s: discovery scripts: want the generated one first, then the built-in one if any; got %d", fx.Path, len(scripts))
+			}
+			ours, err := vm.ExecuteResourceActionDiscovery(obj.DeepCopy(), scripts[:1])
+			if err != nil {
+				t.Errorf("%s: our discovery failed in Argo CD: %v", fx.Path, err)
+				continue
+			}
+			merged, mergedErr := vm.ExecuteResourceActionDiscovery(obj.DeepCopy(), scripts)
+			engineMerged, engineErr := engine.Engine{Profile: engine.V2}.Discover(obj.Object, scripts...)
+			if errText(mergedErr) != errText(engineErr) {
+				t.Errorf("%s: merged discovery error: argo-cd %s, engine %s", fx.Path, errText(mergedErr), errText(engineErr))
+				continue
+			}
+			if mergedErr != nil {
+				continue // Argo CD's built-in discovery fails on this object (docs/actions.md caveat); ours did not
+			}
+			if !reflect.DeepEqual(fromArgoActions(merged), engineMerged) {
+				t.Errorf("%s: merged discovery: argo-cd %+v, engine %+v", fx.Path, fromArgoActions(merged), engineMerged)
+			}
+			byName := map[string]v1alpha1.ResourceAction{}
+			for _, a := range merged {
+				byName[a.Name] = a
+			}
+			for _, name := range append(defNames(defs), builtin...) {
+				if _, ok := byName[name]; !ok {
+					t.Errorf("%s: merged discovery lacks %s", fx.Path, name)
+				}
+			}
+			if k.Kind == "Rollout" {
+				builtinOnly, err := vm.ExecuteResourceActionDiscovery(obj.DeepCopy(), scripts[1:])
+				if err != nil {
+					t.Fatalf("%s: built-in discovery: %v", fx.Path, err)
+				}
+				var oursPromote, builtinPromote *v1alpha1.ResourceAction
+				for i := range ours {
+					if ours[i].Name == "promote-full" {
+						oursPromote = &ours[i]
+					}
+				}
+				for i := range builtinOnly {
+					if builtinOnly[i].Name == "promote-full" {
+						builtinPromote = &builtinOnly[i]
+					}
+				}
+				got := byName["promote-full"]
+				switch {
+				case !guard && oursPromote != nil:
+					t.Errorf("%s: guard off, but our discovery returns promote-full %+v", fx.Path, *oursPromote)
+				case oursPromote != nil:
+					blocked++
+					if !got.Disabled || !strings.HasPrefix(got.DisplayName, "promote-full (blocked: ") || !reflect.DeepEqual(got, *oursPromote) {
+						t.Errorf("%s: merged promote-full %+v, want our blocked entry", fx.Path, got)
+					}
+				case builtinPromote == nil || !reflect.DeepEqual(got, *builtinPromote):
+					t.Errorf("%s: merged promote-full %+v, want the built-in %+v", fx.Path, got, builtinPromote)
+				}
+				if strings.HasSuffix(fx.Path, "/canary_step_analysis_failed_aborted_v1.8.yaml") {
+					failedSeen = true
+					if got.Disabled != guard {
+						t.Errorf("%s (step analysis Failed): promote-full disabled %v, want %v with the guard %v", fx.Path, got.Disabled, guard, guard)
+					}
+				}
+			}
+			for _, d := range defs {
+				def, err := vm.GetResourceAction(obj, d.Name)
+				if err != nil || def.ActionLua != d.Script {
+					t.Fatalf("%s: Argo CD resolved %s to another script (%v)", fx.Path, d.Name, err)
+				}
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%s: no fixture", k.Key())
+		}
+	}
+	if !failedSeen {
+		t.Error("the failed-analysis fixture was not checked")
+	}
+	if guard && blocked == 0 {
+		t.Error("no fixture blocked promote-full: the guard is not seen to reach Argo CD")
 	}
 }
 
@@ -245,7 +412,9 @@ func TestGeneratedConfigMapInArgoCD(t *testing.T) {
 	}{
 		genOptionSets[0],
 		genOptionSets[1],
+		genOptionSets[2],
 		{"rollout-only", generator.Options{Kinds: []lua.Kind{{Group: "argoproj.io", Kind: "Rollout"}}, Namespace: "gitops"}},
+		{"no-actions", generator.Options{Actions: new(false)}},
 	}
 	for _, set := range sets {
 		t.Run(set.name, func(t *testing.T) {
@@ -257,6 +426,16 @@ func TestGeneratedConfigMapInArgoCD(t *testing.T) {
 			}
 			if set.name != "rollout-only" {
 				genAssertFixtures(t, ov, set.opts)
+			}
+			if set.opts.Actions == nil && set.name != "rollout-only" {
+				genAssertActions(t, ov, set.opts)
+			}
+			// Actions keys exactly for the selected kinds with actions, unless actions are off.
+			for _, k := range lua.ActionKinds() {
+				want := set.opts.Actions == nil && (len(set.opts.Kinds) == 0 || slices.Contains(set.opts.Kinds, k))
+				if _, ok := cm.Data[generator.ActionsKey(k)]; ok != want {
+					t.Errorf("%s: actions key present %v, want %v", k.Key(), ok, want)
+				}
 			}
 			// The label is what makes Argo CD see it: without it, none of our overrides load.
 			unlabelled := cm.DeepCopy()
@@ -313,6 +492,7 @@ func TestGeneratedPatchInArgoCD(t *testing.T) {
 			genAssertOurs(t, ov, set.opts)
 			genAssertUnrelatedKept(t, cm, ov)
 			genAssertFixtures(t, ov, set.opts)
+			genAssertActions(t, ov, set.opts)
 		})
 	}
 }
@@ -373,6 +553,7 @@ func TestGeneratedHelmValuesInArgoCD(t *testing.T) {
 				t.Error("the chart's own argocd-cm settings (url preset) are missing: was the real chart rendered?")
 			}
 			genAssertFixtures(t, ov, set.opts)
+			genAssertActions(t, ov, set.opts)
 		})
 	}
 }
@@ -523,8 +704,11 @@ func TestGeneratedKustomizeInArgoCD(t *testing.T) {
 	}
 }
 
-// The lua format's derived expectations (--inconclusive degraded re-evaluates the bundled suites) are
-// what Argo CD itself reports for the tree's scripts, loaded through argocd-cm.
+// The lua format's derived expectations (--inconclusive degraded re-evaluates the bundled health suites,
+// --block-bypass-on-failed-analysis=false the action discovery suites) are what Argo CD itself reports for
+// the tree's scripts, loaded through argocd-cm: health through the controller's path, discovery and actions
+// through the API server's (lua.VM with the overrides; discovery results are our script's alone, which is
+// what the suites describe).
 func TestGeneratedLuaTreeExpectationsInArgoCD(t *testing.T) {
 	for _, set := range genOptionSets {
 		t.Run(set.name, func(t *testing.T) {
@@ -536,10 +720,13 @@ func TestGeneratedLuaTreeExpectationsInArgoCD(t *testing.T) {
 			for _, k := range lua.Kinds() {
 				data[generator.HealthKey(k)] = string(tree[path.Join(k.Key(), "health.lua")])
 			}
+			for _, k := range lua.ActionKinds() {
+				data[generator.ActionsKey(k)] = genTreeActionsValue(t, tree, k)
+			}
 			cm := genBaseConfigMap()
 			cm.Data = data
 			ov := genSettingsOverrides(t, cm)
-			genAssertOurs(t, ov, set.opts)
+			genAssertLoaded(t, ov, set.opts, false)
 			cases := 0
 			for _, k := range lua.Kinds() {
 				dir := k.Key()
@@ -548,11 +735,8 @@ func TestGeneratedLuaTreeExpectationsInArgoCD(t *testing.T) {
 					t.Fatalf("%s: %v", dir, err)
 				}
 				for i, tc := range suite.Tests {
-					var obj map[string]any
-					if err := yaml.Unmarshal(tree[path.Join(dir, tc.InputPath)], &obj); err != nil || obj == nil {
-						t.Fatalf("%s tests[%d]: fixture %s: %v", dir, i, tc.InputPath, err)
-					}
-					got, err := health.GetResourceHealth(&unstructured.Unstructured{Object: obj}, argolua.ResourceHealthOverrides(ov))
+					obj := genTreeObject(t, tree, path.Join(dir, tc.InputPath))
+					got, err := health.GetResourceHealth(obj, argolua.ResourceHealthOverrides(ov))
 					if err != nil || got == nil {
 						t.Fatalf("%s tests[%d]: %v, %v", dir, i, got, err)
 					}
@@ -562,9 +746,90 @@ func TestGeneratedLuaTreeExpectationsInArgoCD(t *testing.T) {
 					cases++
 				}
 			}
-			if cases == 0 {
-				t.Fatal("no test cases in the generated tree")
+			vm := argolua.VM{ResourceOverrides: ov}
+			actionCases := 0
+			for _, k := range lua.ActionKinds() {
+				dir := path.Join(k.Key(), "actions")
+				var suite verify.ActionSuite
+				if err := yaml.UnmarshalStrict(tree[path.Join(dir, "action_test.yaml")], &suite); err != nil {
+					t.Fatalf("%s: %v", dir, err)
+				}
+				for i, tc := range suite.DiscoveryTests {
+					obj := genTreeObject(t, tree, path.Join(dir, tc.InputPath))
+					scripts, err := vm.GetResourceActionDiscovery(obj)
+					if err != nil || len(scripts) == 0 || scripts[0] != string(tree[path.Join(dir, "discovery.lua")]) {
+						t.Fatalf("%s discoveryTests[%d]: Argo CD did not resolve the tree's discovery first (%v)", dir, i, err)
+					}
+					got, err := vm.ExecuteResourceActionDiscovery(obj, scripts[:1])
+					if err != nil {
+						t.Fatalf("%s discoveryTests[%d]: %v", dir, i, err)
+					}
+					want := append([]engine.Action(nil), tc.Result...)
+					sort.Slice(want, func(i, j int) bool { return want[i].Name < want[j].Name })
+					if !reflect.DeepEqual(fromArgoActions(got), want) {
+						t.Errorf("%s discoveryTests[%d] (%s): generated expectation %+v, Argo CD says %+v", dir, i, tc.InputPath, want, fromArgoActions(got))
+					}
+					actionCases++
+				}
+				for i, tc := range suite.ActionTests {
+					obj := genTreeObject(t, tree, path.Join(dir, tc.InputPath))
+					def, err := vm.GetResourceAction(obj, tc.Action)
+					if err != nil || def.ActionLua != string(tree[path.Join(dir, tc.Action, "action.lua")]) {
+						t.Fatalf("%s actionTests[%d]: Argo CD did not resolve the tree's %s (%v)", dir, i, tc.Action, err)
+					}
+					got, err := runArgoAction(obj, def.ActionLua)
+					if tc.ExpectedErrorMessage != "" {
+						if err == nil || verify.WithoutTraceback(err.Error()) != tc.ExpectedErrorMessage {
+							t.Errorf("%s actionTests[%d]: want error %q, Argo CD: %v", dir, i, tc.ExpectedErrorMessage, err)
+						}
+					} else {
+						want := genTreeObject(t, tree, path.Join(dir, tc.ExpectedOutputPath))
+						if err != nil || len(got) != 1 || !reflect.DeepEqual(verify.Normalize(got[0].UnstructuredObj.Object), verify.Normalize(want.Object)) {
+							t.Errorf("%s actionTests[%d] (%s %s): Argo CD's output differs from %s (%v)", dir, i, tc.Action, tc.InputPath, tc.ExpectedOutputPath, err)
+						}
+					}
+					actionCases++
+				}
+			}
+			if cases == 0 || actionCases == 0 {
+				t.Fatalf("%d health and %d action cases in the generated tree", cases, actionCases)
 			}
 		})
 	}
+}
+
+func genTreeObject(t *testing.T, tree map[string][]byte, p string) *unstructured.Unstructured {
+	t.Helper()
+	var obj map[string]any
+	if err := yaml.Unmarshal(tree[p], &obj); err != nil || obj == nil {
+		t.Fatalf("fixture %s: %v", p, err)
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+// genTreeActionsValue builds a kind's argocd-cm actions value from the tree's files, the way someone
+// installing a reviewed tree by hand would, independently of the generator's own YAML.
+func genTreeActionsValue(t *testing.T, tree map[string][]byte, k lua.Kind) string {
+	t.Helper()
+	dir := path.Join(k.Key(), "actions")
+	discovery, ok := tree[path.Join(dir, "discovery.lua")]
+	if !ok {
+		t.Fatalf("%s: no discovery.lua in the tree", dir)
+	}
+	value := v1alpha1.ResourceActions{ActionDiscoveryLua: string(discovery), MergeBuiltinActions: true}
+	var names []string
+	for p := range tree {
+		if rest, ok := strings.CutPrefix(p, dir+"/"); ok && strings.HasSuffix(rest, "/action.lua") && strings.Count(rest, "/") == 1 {
+			names = append(names, path.Dir(rest))
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		value.Definitions = append(value.Definitions, v1alpha1.ResourceActionDefinition{Name: name, ActionLua: string(tree[path.Join(dir, name, "action.lua")])})
+	}
+	raw, err := yaml.Marshal(value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }

@@ -1,13 +1,14 @@
-// Package generator renders the bundled health scripts (package lua, the single source of truth) into the
-// artifacts that install them into Argo CD: a complete argocd-cm, a merge patch for it, values for the
-// argo-helm argo-cd chart, a kustomize component, and a resource_customizations-style Lua tree with its
-// tests. Options reach the Lua only by rewriting the values of the script's options block, so with default
-// options every emitted script is byte-identical to the embedded file.
+// Package generator renders the bundled health scripts and resource actions (package lua, the single source
+// of truth) into the artifacts that install them into Argo CD: a complete argocd-cm, a merge patch for it,
+// values for the argo-helm argo-cd chart, a kustomize component, and a resource_customizations-style Lua
+// tree with its tests. Options reach the Lua only by rewriting the values of a script's options block, so
+// with default options every emitted script is byte-identical to the embedded file.
 //
 // It is the library behind `analysis-health generate`, which only binds flags onto Options.
 package generator
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -69,18 +70,28 @@ const (
 // DefaultNamespace is where Argo CD's install manifests put argocd-cm.
 const DefaultNamespace = "argocd"
 
-// Options selects what to render. The zero value renders every bundled kind with default behaviour.
-// New knobs (action options, for instance) are added as fields whose zero value keeps today's output.
+// Options selects what to render. The zero value renders every bundled kind with default behaviour: each
+// field's zero value (empty string, nil) means its default, so adding a knob never changes the output of
+// existing callers.
 type Options struct {
 	// Inconclusive is InconclusiveSuspended (default when empty) or InconclusiveDegraded.
 	Inconclusive string
 	// Kinds to include; nil or empty means all of lua.Kinds(). Order and duplicates do not matter: output is
-	// always in lua.Kinds() order.
+	// always in lua.Kinds() order. A selected kind with bundled actions gets them too (unless Actions is off).
 	Kinds []lua.Kind
 	// Namespace of argocd-cm, used by the argocd-cm format and in the usage hints; default DefaultNamespace.
 	Namespace string
 	// Version of analysis-health named in the header comment; default "dev".
 	Version string
+	// Actions emits the resource actions (resource.customizations.actions.<group>_<Kind>, and the actions/
+	// folders of the lua format) of the selected kinds that have them; nil means true. A pointer, so the
+	// zero Options keeps the default: write new(false) to leave them out.
+	Actions *bool
+	// BlockBypassOnFailedAnalysis is the Rollout discovery's blockBypassOnFailedAnalysis option: while an
+	// analysis run of the current revision has failed, promote-full and skip-current-step are listed
+	// disabled (docs/actions.md). nil means true; new(false) lets Argo CD's built-in entries stand. Setting
+	// it to false is an error when no selected kind's discovery has the option (actions off, or no Rollout).
+	BlockBypassOnFailedAnalysis *bool
 }
 
 // File is one rendered file. Path is a slash-separated path relative to the output folder for folder
@@ -96,6 +107,10 @@ type resolved struct {
 	kinds        []lua.Kind
 	namespace    string
 	version      string
+	actions      bool
+	// actionKinds are the selected kinds with bundled actions, empty when actions are off.
+	actionKinds []lua.Kind
+	blockBypass bool
 }
 
 // Validate reports options Generate would reject, so a caller can tell bad input from a failed render.
@@ -105,7 +120,11 @@ func (o Options) Validate() error {
 }
 
 func (o Options) resolve() (resolved, error) {
-	r := resolved{inconclusive: o.Inconclusive, namespace: o.Namespace, version: o.Version}
+	r := resolved{
+		inconclusive: o.Inconclusive, namespace: o.Namespace, version: o.Version,
+		actions:     o.Actions == nil || *o.Actions,
+		blockBypass: o.BlockBypassOnFailedAnalysis == nil || *o.BlockBypassOnFailedAnalysis,
+	}
 	switch r.inconclusive {
 	case "":
 		r.inconclusive = InconclusiveSuspended
@@ -125,22 +144,53 @@ func (o Options) resolve() (resolved, error) {
 	all := lua.Kinds()
 	if len(o.Kinds) == 0 {
 		r.kinds = all
-		return r, nil
-	}
-	want := map[lua.Kind]bool{}
-	for _, k := range o.Kinds {
-		if !containsKind(all, k) {
-			return resolved{}, fmt.Errorf("no bundled health script for %s (valid: %s)", k.Key(), kindNames(all))
+	} else {
+		want := map[lua.Kind]bool{}
+		for _, k := range o.Kinds {
+			if !containsKind(all, k) {
+				return resolved{}, fmt.Errorf("no bundled health script for %s (valid: %s)", k.Key(), kindNames(all))
+			}
+			want[k] = true
 		}
-		want[k] = true
+		// lua.Kinds() order, so the same selection always renders the same bytes.
+		for _, k := range all {
+			if want[k] {
+				r.kinds = append(r.kinds, k)
+			}
+		}
 	}
-	// lua.Kinds() order, so the same selection always renders the same bytes.
-	for _, k := range all {
-		if want[k] {
-			r.kinds = append(r.kinds, k)
+	if r.actions {
+		withActions := lua.ActionKinds()
+		for _, k := range r.kinds {
+			if containsKind(withActions, k) {
+				r.actionKinds = append(r.actionKinds, k)
+			}
+		}
+	}
+	if !r.blockBypass {
+		// A setting that changes nothing is refused rather than ignored: the user believes the guard is off.
+		switch {
+		case !r.actions:
+			return resolved{}, errors.New("block-bypass-on-failed-analysis=false has no effect with actions=false")
+		case len(optionedDiscoveryKinds(r.actionKinds)) == 0:
+			return resolved{}, fmt.Errorf("block-bypass-on-failed-analysis=false has no effect: no selected kind's discovery has the option (it applies to %s)",
+				kindNames(optionedDiscoveryKinds(lua.ActionKinds())))
 		}
 	}
 	return r, nil
+}
+
+// optionedDiscoveryKinds are those of kinds whose bundled discovery.lua has an options block, i.e. the ones
+// the discovery options reach. A block must assign every discovery option (applyOptions refuses
+// otherwise), so having one means having blockBypassOnFailedAnalysis.
+func optionedDiscoveryKinds(kinds []lua.Kind) []lua.Kind {
+	var out []lua.Kind
+	for _, k := range kinds {
+		if src, _, err := lua.Actions(k.Group, k.Kind); err == nil && hasOptionsBlock(src) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // validNamespace is the DNS-1123 label rule Kubernetes applies to namespace names.
@@ -228,7 +278,12 @@ func Generate(f Format, o Options) ([]File, error) {
 // (util/settings: resource.customizations.health.<group>_<Kind>).
 func HealthKey(k lua.Kind) string { return "resource.customizations.health." + k.ConfigMapSuffix() }
 
-// ConfigMapData is the argocd-cm data every ConfigMap-shaped format carries: one health key per kind.
+// ActionsKey is the split argocd-cm key Argo CD reads a kind's resource actions from
+// (util/settings: resource.customizations.actions.<group>_<Kind>, parsed by ResourceOverride.GetActions).
+func ActionsKey(k lua.Kind) string { return "resource.customizations.actions." + k.ConfigMapSuffix() }
+
+// ConfigMapData is the argocd-cm data every ConfigMap-shaped format carries: one health key per selected
+// kind and, unless actions are off, one actions key per selected kind with bundled actions.
 func ConfigMapData(o Options) (map[string]string, error) {
 	r, err := o.resolve()
 	if err != nil {
@@ -245,6 +300,17 @@ func configMapData(r resolved) (map[string]string, error) {
 			return nil, err
 		}
 		data[HealthKey(k)] = s
+	}
+	for _, k := range r.actionKinds {
+		discovery, defs, err := actions(k, r)
+		if err != nil {
+			return nil, err
+		}
+		v, err := actionsValue(discovery, defs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ActionsKey(k), err)
+		}
+		data[ActionsKey(k)] = v
 	}
 	return data, nil
 }
@@ -263,11 +329,43 @@ func script(k lua.Kind, r resolved) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := applyOptions(src, map[string]string{"inconclusiveStatus": r.inconclusive})
+	out, err := applyOptions(src, map[string]any{"inconclusiveStatus": r.inconclusive})
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path.Join(k.Group, k.Kind, "health.lua"), err)
 	}
 	return out, nil
+}
+
+// Actions renders one kind's action discovery script with the options applied, and its action
+// definitions (verbatim: no action script has options). A kind without bundled actions gives an error
+// wrapping lua.ErrNoActions. Actions being off does not matter here: it only decides what Generate emits.
+func Actions(k lua.Kind, o Options) (discovery string, defs []lua.ActionDef, err error) {
+	r, err := o.resolve()
+	if err != nil {
+		return "", nil, err
+	}
+	return actions(k, r)
+}
+
+// discoveryOptions are the values every discovery options block must assign.
+func (r resolved) discoveryOptions() map[string]any {
+	return map[string]any{"blockBypassOnFailedAnalysis": r.blockBypass}
+}
+
+func actions(k lua.Kind, r resolved) (string, []lua.ActionDef, error) {
+	src, defs, err := lua.Actions(k.Group, k.Kind)
+	if err != nil {
+		return "", nil, err
+	}
+	if !hasOptionsBlock(src) {
+		// No knobs in this script (AnalysisRun, Experiment): the embedded file as is.
+		return src, defs, nil
+	}
+	out, err := applyOptions(src, r.discoveryOptions())
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", path.Join(k.Group, k.Kind, "actions", "discovery.lua"), err)
+	}
+	return out, defs, nil
 }
 
 // command is the CLI invocation that reproduces an artifact, for its header.
@@ -276,8 +374,14 @@ func (r resolved) command(f Format) string {
 	for _, k := range r.kinds {
 		kinds = append(kinds, k.Kind)
 	}
-	return fmt.Sprintf("analysis-health generate --format %s --inconclusive %s --kinds %s --namespace %s",
-		f, strings.ToLower(r.inconclusive), strings.Join(kinds, ","), r.namespace)
+	// Every option spelled out, defaults included, so the command reproduces the file even if a default
+	// changes. Bool flags need the = form.
+	actions := "--actions=false"
+	if r.actions {
+		actions = fmt.Sprintf("--actions=true --block-bypass-on-failed-analysis=%v", r.blockBypass)
+	}
+	return fmt.Sprintf("analysis-health generate --format %s --inconclusive %s --kinds %s --namespace %s %s",
+		f, strings.ToLower(r.inconclusive), strings.Join(kinds, ","), r.namespace, actions)
 }
 
 // header is the comment at the top of every YAML artifact: what made it, with which options and version,

@@ -64,11 +64,12 @@ func TestDegradedChangesOnlyTheOptionLine(t *testing.T) {
 func TestApplyOptions(t *testing.T) {
 	const block = "-- analysis-health:options\n"
 	const end = "-- analysis-health:end-options\n"
-	set := map[string]string{"inconclusiveStatus": "Degraded"}
+	set := map[string]any{"inconclusiveStatus": "Degraded"}
+	off := map[string]any{"blockBypassOnFailedAnalysis": false}
 	tests := []struct {
 		name    string
 		src     string
-		values  map[string]string
+		values  map[string]any
 		want    string
 		wantErr string
 	}{
@@ -105,7 +106,35 @@ func TestApplyOptions(t *testing.T) {
 		{name: "code in block", src: block + "local inconclusiveStatus = pick()\n" + end, values: set, wantErr: "malformed at line 2"},
 		{name: "single quotes", src: block + "local inconclusiveStatus = 'Suspended'\n" + end, values: set, wantErr: "malformed"},
 		{name: "escape in value", src: block + "local inconclusiveStatus = \"Sus\\\"pended\"\n" + end, values: set, wantErr: "malformed"},
-		{name: "value not a word", src: block + "local inconclusiveStatus = \"Suspended\"\n" + end, values: map[string]string{"inconclusiveStatus": `x" .. os.exit() .. "`}, wantErr: "not a plain word"},
+		{name: "value not a word", src: block + "local inconclusiveStatus = \"Suspended\"\n" + end, values: map[string]any{"inconclusiveStatus": `x" .. os.exit() .. "`}, wantErr: "not a plain word"},
+		{
+			name:   "sets a boolean, keeping the comment",
+			src:    block + "local blockBypassOnFailedAnalysis = true -- guard\n" + end + "return {}\n",
+			values: off,
+			want:   block + "local blockBypassOnFailedAnalysis = false -- guard\n" + end + "return {}\n",
+		},
+		{
+			name:   "boolean and string options in one block",
+			src:    block + "local a = false\nlocal inconclusiveStatus = \"Suspended\"\n" + end,
+			values: map[string]any{"a": true, "inconclusiveStatus": "Degraded"},
+			want:   block + "local a = true\nlocal inconclusiveStatus = \"Degraded\"\n" + end,
+		},
+		{
+			name:   "boolean set to its own value",
+			src:    block + "local blockBypassOnFailedAnalysis=false\n" + end,
+			values: off,
+			want:   block + "local blockBypassOnFailedAnalysis=false\n" + end,
+		},
+		{name: "string for a boolean", src: block + "local blockBypassOnFailedAnalysis = true\n" + end, values: map[string]any{"blockBypassOnFailedAnalysis": "false"}, wantErr: "the script assigns a boolean"},
+		{name: "boolean for a string", src: block + "local inconclusiveStatus = \"Suspended\"\n" + end, values: map[string]any{"inconclusiveStatus": true}, wantErr: "the script assigns a string"},
+		{name: "neither string nor bool", src: block + "local n = \"1\"\n" + end, values: map[string]any{"n": 1}, wantErr: "neither a string nor a bool"},
+		{name: "boolean option missing", src: block + "local inconclusiveStatus = \"Suspended\"\n" + end, values: off, wantErr: "no assignment of blockBypassOnFailedAnalysis"},
+		{name: "nil", src: block + "local blockBypassOnFailedAnalysis = nil\n" + end, values: off, wantErr: "malformed at line 2"},
+		{name: "number", src: block + "local blockBypassOnFailedAnalysis = 1\n" + end, values: off, wantErr: "malformed"},
+		{name: "capitalised boolean", src: block + "local blockBypassOnFailedAnalysis = True\n" + end, values: off, wantErr: "malformed"},
+		{name: "boolean expression", src: block + "local blockBypassOnFailedAnalysis = true and false\n" + end, values: off, wantErr: "malformed"},
+		{name: "negation", src: block + "local blockBypassOnFailedAnalysis = not false\n" + end, values: off, wantErr: "malformed"},
+		{name: "word starting with true", src: block + "local blockBypassOnFailedAnalysis = trueish\n" + end, values: off, wantErr: "malformed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,6 +166,9 @@ func TestOptionsErrors(t *testing.T) {
 		{"namespace", Options{Namespace: "Argo_CD"}, `namespace "Argo_CD" is not a valid`},
 		{"namespace dash", Options{Namespace: "argocd-"}, "is not a valid"},
 		{"kind", Options{Kinds: []lua.Kind{{Group: "apps", Kind: "Deployment"}}}, "no bundled health script for apps/Deployment (valid: AnalysisRun, Experiment, Rollout)"},
+		// A guard switched off where it cannot reach is refused, not silently ignored.
+		{"block bypass without actions", Options{Actions: new(false), BlockBypassOnFailedAnalysis: new(false)}, "block-bypass-on-failed-analysis=false has no effect with actions=false"},
+		{"block bypass without Rollout", Options{Kinds: []lua.Kind{{Group: "argoproj.io", Kind: "AnalysisRun"}}, BlockBypassOnFailedAnalysis: new(false)}, "no selected kind's discovery has the option (it applies to Rollout)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,10 +364,13 @@ func TestLuaTreeVerifies(t *testing.T) {
 			for _, f := range rep.Failures() {
 				t.Error(f)
 			}
-			// every bundled case of the selected kinds is there
+			// every bundled case of the selected kinds is there, the action suites unless actions are off
 			want := 0
 			r, _ := set.opts.resolve()
 			for _, res := range bundled.Results {
+				if !r.actions && strings.Contains(res.Suite, "/actions/") {
+					continue
+				}
 				for _, k := range r.kinds {
 					if strings.HasPrefix(res.Suite, k.Key()+"/") {
 						want++
@@ -345,15 +380,34 @@ func TestLuaTreeVerifies(t *testing.T) {
 			if len(rep.Results) != want || want == 0 {
 				t.Errorf("%d cases in the generated tree, want the %d bundled ones", len(rep.Results), want)
 			}
-			changed := 0
-			for _, f := range files {
-				changed += bytes.Count(f.Data, []byte("# changed by --inconclusive degraded"))
+			actionSuites := 0
+			for _, res := range rep.Results {
+				if strings.HasSuffix(res.Suite, "/actions/"+actionTestFile) {
+					actionSuites++
+				}
 			}
-			if set.opts.Inconclusive == InconclusiveDegraded && changed == 0 {
-				t.Error("Degraded changed no expectation: the bundled suites have no inconclusive case, or the option does nothing")
+			if (actionSuites > 0) != r.actions {
+				t.Errorf("%d action cases with actions %v", actionSuites, r.actions)
 			}
-			if set.opts.Inconclusive != InconclusiveDegraded && changed != 0 {
-				t.Errorf("%d expectations changed under default inconclusive status", changed)
+			// Each option that changes a script must change some expectation (else the bundled suites do not
+			// exercise it, or it does nothing), and no other set may change any.
+			for _, mark := range []struct {
+				text string
+				on   bool
+			}{
+				{"# changed by --inconclusive degraded", r.inconclusive == InconclusiveDegraded},
+				{"# changed by --block-bypass-on-failed-analysis=false", !r.blockBypass},
+			} {
+				changed := 0
+				for _, f := range files {
+					changed += bytes.Count(f.Data, []byte(mark.text))
+				}
+				if mark.on && changed == 0 {
+					t.Errorf("no expectation marked %q: the bundled suites do not exercise the option, or it does nothing", mark.text)
+				}
+				if !mark.on && changed != 0 {
+					t.Errorf("%d expectations marked %q without the option", changed, mark.text)
+				}
 			}
 		})
 	}

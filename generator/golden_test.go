@@ -26,6 +26,8 @@ var optionSets = []struct {
 	{"default", Options{}},
 	{"degraded", Options{Inconclusive: InconclusiveDegraded}},
 	{"rollout-only", Options{Kinds: []lua.Kind{{Group: "argoproj.io", Kind: "Rollout"}}, Namespace: "gitops"}},
+	{"no-actions", Options{Actions: new(false)}},
+	{"no-block-bypass", Options{BlockBypassOnFailedAnalysis: new(false)}},
 }
 
 // Every format with every option set, compared with testdata/<option set>/<format>[.yaml].
@@ -54,17 +56,25 @@ func TestGolden(t *testing.T) {
 }
 
 // withoutFixtures checks the lua tree's copied fixtures directly against the embedded ones (every file
-// under the selected kinds' testdata/, byte for byte) and returns the rest for the golden comparison, so
-// the golden folders hold what the generator computes rather than a third copy of every fixture.
+// under a testdata/ folder of the selected kinds, the actions' included unless actions are off, byte for
+// byte) and returns the rest for the golden comparison, so the golden folders hold what the generator
+// computes rather than a third copy of every fixture.
 func withoutFixtures(t *testing.T, files []File) []File {
 	t.Helper()
 	var rest []File
 	copied := map[string]bool{}
 	kinds := map[string]bool{}
+	actions := false
 	for _, f := range files {
+		parts := strings.SplitN(f.Path, "/", 3)
+		if len(parts) == 3 {
+			kinds[path.Join(parts[0], parts[1])] = true
+		}
+		if strings.Contains(f.Path, "/actions/") {
+			actions = true
+		}
 		if !strings.Contains(f.Path, "/testdata/") {
 			rest = append(rest, f)
-			kinds[path.Dir(f.Path)] = true
 			continue
 		}
 		copied[f.Path] = true
@@ -74,11 +84,17 @@ func withoutFixtures(t *testing.T, files []File) []File {
 		}
 	}
 	for dir := range kinds {
-		err := fs.WalkDir(lua.FS, path.Join(dir, "testdata"), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && !copied[p] {
+		err := fs.WalkDir(lua.FS, dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.Contains(p, "/testdata/") {
+				return err
+			}
+			if strings.Contains(p, "/actions/") && !actions {
+				return nil
+			}
+			if !copied[p] {
 				t.Errorf("%s: embedded fixture missing from the tree", p)
 			}
-			return err
+			return nil
 		})
 		if err != nil {
 			t.Error(err)

@@ -7,24 +7,38 @@ import (
 	"strings"
 )
 
-// The options block every bundled script carries. Options are applied by replacing the string values
-// inside it and nothing else, so a script never forks from the embedded file and default options give
-// back the embedded bytes.
+// The options block a bundled script may carry. Options are applied by replacing the values inside it and
+// nothing else, so a script never forks from the embedded file and default options give back the embedded
+// bytes.
 const (
 	optionsBegin = "-- analysis-health:options"
 	optionsEnd   = "-- analysis-health:end-options"
 )
 
-// optionLine is `local <name> = "<value>"`, optionally followed by a comment. Values are plain words: the
-// block is data, not code, so escapes and concatenation are rejected as malformed.
-var optionLine = regexp.MustCompile(`^(local\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*")([A-Za-z0-9_.-]*)("\s*(?:--.*)?)$`)
+// optionLine is `local <name> = "<value>"` or `local <name> = true|false`, optionally followed by a comment.
+// String values are plain words: the block is data, not code, so escapes, concatenation, numbers, nil and
+// expressions are rejected as malformed.
+var optionLine = regexp.MustCompile(`^(local\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*)(?:"([A-Za-z0-9_.-]*)"|(true|false))(\s*(?:--.*)?)$`)
 
-var optionValue = regexp.MustCompile(`^[A-Za-z0-9_.-]*$`)
+var optionWord = regexp.MustCompile(`^[A-Za-z0-9_.-]*$`)
 
-// applyOptions sets each named option in src's options block to its value. Every name must be assigned
-// exactly once in the block; lines of the block that are neither blank, comments nor such assignments make
-// the block malformed, because silently skipping them could ship a script that ignores the user's choice.
-func applyOptions(src string, values map[string]string) (string, error) {
+// hasOptionsBlock reports whether src has an options block line at all; scripts without options (the
+// AnalysisRun and Experiment discovery scripts, for instance) are emitted verbatim.
+func hasOptionsBlock(src string) bool {
+	for _, l := range strings.Split(src, "\n") {
+		if strings.TrimRight(l, "\r") == optionsBegin {
+			return true
+		}
+	}
+	return false
+}
+
+// applyOptions sets each named option in src's options block to its value, a string or a bool; the
+// script's assignment must have the same type (a quoted word, or true/false), since writing a word where
+// the script expects a boolean would make it read an undefined global. Every name must be assigned exactly
+// once in the block; lines of the block that are neither blank, comments nor such assignments make the
+// block malformed, because silently skipping them could ship a script that ignores the user's choice.
+func applyOptions(src string, values map[string]any) (string, error) {
 	lines := strings.SplitAfter(src, "\n")
 	begin, end := -1, -1
 	for i, l := range lines {
@@ -60,9 +74,9 @@ func applyOptions(src string, values map[string]string) (string, error) {
 		}
 		m := optionLine.FindStringSubmatch(body)
 		if m == nil {
-			return "", fmt.Errorf("options block malformed at line %d: want `local name = \"value\"`, got %q", i+1, body)
+			return "", fmt.Errorf("options block malformed at line %d: want `local name = \"value\"` or `local name = true|false`, got %q", i+1, body)
 		}
-		name := m[2]
+		name, isBool := m[2], m[4] != ""
 		if prev, dup := seen[name]; dup {
 			return "", fmt.Errorf("options block: %s assigned twice (lines %d and %d)", name, prev, i+1)
 		}
@@ -72,10 +86,25 @@ func applyOptions(src string, values map[string]string) (string, error) {
 			// An option this generator does not know keeps the script's own default.
 			continue
 		}
-		if !optionValue.MatchString(v) {
-			return "", fmt.Errorf("option %s: value %q is not a plain word", name, v)
+		var lit string
+		switch v := v.(type) {
+		case string:
+			if isBool {
+				return "", fmt.Errorf("option %s: the script assigns a boolean (line %d), got the string %q", name, i+1, v)
+			}
+			if !optionWord.MatchString(v) {
+				return "", fmt.Errorf("option %s: value %q is not a plain word", name, v)
+			}
+			lit = `"` + v + `"`
+		case bool:
+			if !isBool {
+				return "", fmt.Errorf("option %s: the script assigns a string (line %d), got the boolean %v", name, i+1, v)
+			}
+			lit = fmt.Sprint(v)
+		default:
+			return "", fmt.Errorf("option %s: value %v of type %T is neither a string nor a bool", name, v, v)
 		}
-		lines[i] = m[1] + v + m[4] + eol
+		lines[i] = m[1] + lit + m[5] + eol
 	}
 	var missing []string
 	for name := range values {

@@ -2,10 +2,16 @@ package generator
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"reflect"
 	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/lua"
 )
 
 // Names of the files the single-file formats suggest, and of the kustomize folder's files.
@@ -196,4 +202,76 @@ func encode(header string, doc *yaml.Node, want map[string]string) ([]byte, erro
 		}
 	}
 	return out, nil
+}
+
+func boolean(b bool) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fmt.Sprint(b)}
+}
+
+// resourceActions mirrors Argo CD's v1alpha1.ResourceActions field for field (json tags, as
+// ResourceOverride.GetActions reads it with sigs.k8s.io/yaml), to check what actionsValue wrote.
+type resourceActions struct {
+	ActionDiscoveryLua  string                 `json:"discovery.lua,omitempty"`
+	Definitions         []resourceActionDefRaw `json:"definitions,omitempty"`
+	MergeBuiltinActions bool                   `json:"mergeBuiltinActions,omitempty"`
+}
+
+type resourceActionDefRaw struct {
+	Name      string `json:"name"`
+	ActionLua string `json:"action.lua"`
+}
+
+// actionsValue is the value of resource.customizations.actions.<group>_<Kind>: Argo CD's ResourceActions as
+// YAML, with mergeBuiltinActions: true so Argo CD's own actions stay in the menu (its discovery runs after
+// ours, and ours wins on a duplicate name), and every script a literal block scalar. The result is itself
+// written as a block scalar inside the ConfigMap, so it is checked to load back to exactly these scripts.
+func actionsValue(discovery string, defs []lua.ActionDef) (string, error) {
+	items := sequence()
+	for _, d := range defs {
+		items.Content = append(items.Content, mapping("name", str(d.Name), "action.lua", literal(d.Script)))
+	}
+	doc := mapping("mergeBuiltinActions", boolean(true), "discovery.lua", literal(discovery))
+	if len(defs) > 0 {
+		doc.Content = append(doc.Content, str("definitions"), items)
+	}
+	out, err := encode("", doc, nil)
+	if err != nil {
+		return "", err
+	}
+	want := resourceActions{ActionDiscoveryLua: discovery, MergeBuiltinActions: true}
+	for _, d := range defs {
+		want.Definitions = append(want.Definitions, resourceActionDefRaw{Name: d.Name, ActionLua: d.Script})
+	}
+	var got resourceActions
+	if err := sigsyaml.UnmarshalStrict(out, &got); err != nil {
+		return "", fmt.Errorf("generated actions value does not load: %w", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		return "", errors.New("generated actions value does not load back to the scripts")
+	}
+	var back yaml.Node
+	if err := yaml.Unmarshal(out, &back); err != nil {
+		return "", err
+	}
+	if bad := nonLiteralScripts(&back); len(bad) > 0 {
+		return "", fmt.Errorf("%s cannot be written as a YAML block scalar (a line ending in whitespace, or a control character?)", strings.Join(bad, ", "))
+	}
+	return string(out), nil
+}
+
+// nonLiteralScripts names the discovery.lua and action.lua values below n that are not literal block scalars.
+func nonLiteralScripts(n *yaml.Node) []string {
+	var bad []string
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if (k.Value == "discovery.lua" || k.Value == "action.lua") && (v.Kind != yaml.ScalarNode || v.Style&yaml.LiteralStyle == 0) {
+				bad = append(bad, k.Value)
+			}
+		}
+	}
+	for _, c := range n.Content {
+		bad = append(bad, nonLiteralScripts(c)...)
+	}
+	return bad
 }

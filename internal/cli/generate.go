@@ -16,6 +16,8 @@ type generateFlags struct {
 	kinds        []string
 	namespace    string
 	out          string
+	actions      bool
+	blockBypass  bool
 }
 
 func newGenerateCommand(o *Options) *cobra.Command {
@@ -29,8 +31,8 @@ func newGenerateCommand(o *Options) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "generate --format FORMAT [--out PATH]",
-		Short: "Render the health scripts as argocd-cm, a merge patch, Helm values, a kustomize component or a Lua tree",
-		Long: `generate renders the bundled health scripts into what installs them into Argo CD:
+		Short: "Render the health scripts and actions as argocd-cm, a merge patch, Helm values, a kustomize component or a Lua tree",
+		Long: `generate renders the bundled health scripts and resource actions into what installs them into Argo CD:
 
   argocd-cm  a complete argocd-cm ConfigMap holding only the analysis-health keys
   patch      a merge patch: kubectl patch configmap argocd-cm -n argocd --type merge --patch-file FILE
@@ -38,12 +40,20 @@ func newGenerateCommand(o *Options) *cobra.Command {
   kustomize  a folder with a kustomize Component that patches argocd-cm (needs --out)
   lua        a resource_customizations-style folder with the scripts, tests and fixtures (needs --out)
 
+The keys are resource.customizations.health.argoproj.io_<Kind> and, for the kinds with actions (Rollout,
+AnalysisRun, Experiment), resource.customizations.actions.argoproj.io_<Kind> with mergeBuiltinActions: true,
+so Argo CD's own actions stay in the menu; --actions=false leaves the actions out. The Rollout discovery
+lists promote-full and skip-current-step disabled while an analysis run of the current revision has failed;
+--block-bypass-on-failed-analysis=false switches that off (docs/actions.md).
+
 Single-file formats print to standard output unless --out names a file. Folder formats need --out: a
 folder that does not exist yet (or is empty). Output is written atomically, so a failed run leaves
 nothing behind. See docs/install.md.`,
 		Example: `  analysis-health generate --format patch --out argocd-cm-patch.yaml
   analysis-health generate --format helm --inconclusive degraded > analysis-health-values.yaml
-  analysis-health generate --format kustomize --kinds Rollout,AnalysisRun --out overlays/analysis-health`,
+  analysis-health generate --format kustomize --kinds Rollout,AnalysisRun --out overlays/analysis-health
+  analysis-health generate --format patch --block-bypass-on-failed-analysis=false
+  analysis-health generate --format lua --actions=false --out resource_customizations`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runGenerate(o, f)
@@ -54,6 +64,8 @@ nothing behind. See docs/install.md.`,
 	cmd.Flags().StringSliceVar(&f.kinds, "kinds", nil, "kinds to include, comma-separated (default all: "+kindList()+")")
 	cmd.Flags().StringVar(&f.namespace, "namespace", generator.DefaultNamespace, "namespace of argocd-cm (set in --format argocd-cm, and in the usage hints)")
 	cmd.Flags().StringVar(&f.out, "out", "", "write to this file (folder for kustomize and lua) instead of standard output")
+	cmd.Flags().BoolVar(&f.actions, "actions", true, "include the resource actions (resource.customizations.actions.* keys, actions/ folders in --format lua)")
+	cmd.Flags().BoolVar(&f.blockBypass, "block-bypass-on-failed-analysis", true, "list a Rollout's promote-full and skip-current-step disabled while its current analysis has failed (=false: Argo CD's built-in entries stand)")
 	return cmd
 }
 
@@ -77,6 +89,9 @@ func runGenerate(o *Options, f *generateFlags) error {
 		Inconclusive: generator.InconclusiveSuspended,
 		Namespace:    f.namespace,
 		Version:      Version,
+		// Always set, defaults included: the generator then refuses a switched-off guard that cannot apply.
+		Actions:                     new(f.actions),
+		BlockBypassOnFailedAnalysis: new(f.blockBypass),
 	}
 	if f.inconclusive.String() == "degraded" {
 		opts.Inconclusive = generator.InconclusiveDegraded

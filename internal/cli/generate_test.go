@@ -63,6 +63,11 @@ func TestGenerateStdout(t *testing.T) {
 			generator.ConfigMap,
 			generator.Options{Kinds: []lua.Kind{{Group: "argoproj.io", Kind: "AnalysisRun"}, {Group: "argoproj.io", Kind: "Rollout"}}, Namespace: "gitops"},
 		},
+		{[]string{"--format", "patch", "--actions=false"}, generator.Patch, generator.Options{Actions: new(false)}},
+		{[]string{"--format", "helm", "--block-bypass-on-failed-analysis=false"}, generator.Helm, generator.Options{BlockBypassOnFailedAnalysis: new(false)}},
+		{[]string{"--format", "argocd-cm", "--actions=true", "--block-bypass-on-failed-analysis=true"}, generator.ConfigMap, generator.Options{}},
+		// Without Rollout the guard cannot apply, but leaving it on (the default) is no contradiction.
+		{[]string{"--format", "patch", "--kinds", "AnalysisRun"}, generator.Patch, generator.Options{Kinds: []lua.Kind{{Group: "argoproj.io", Kind: "AnalysisRun"}}}},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -94,6 +99,9 @@ func TestGenerateUsageErrors(t *testing.T) {
 		{"kustomize needs --out", []string{"--format", "kustomize"}, "--format kustomize writes a folder: give it with --out DIR"},
 		{"lua needs --out", []string{"--format", "lua"}, "--format lua writes a folder"},
 		{"argument", []string{"--format", "patch", "extra"}, `unknown command "extra"`},
+		{"actions not a bool", []string{"--format", "patch", "--actions=maybe"}, `invalid argument "maybe" for "--actions" flag`},
+		{"guard off without actions", []string{"--format", "patch", "--actions=false", "--block-bypass-on-failed-analysis=false"}, "block-bypass-on-failed-analysis=false has no effect with actions=false"},
+		{"guard off without Rollout", []string{"--format", "patch", "--kinds", "AnalysisRun", "--block-bypass-on-failed-analysis=false"}, "no selected kind's discovery has the option (it applies to Rollout)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,17 +153,33 @@ func TestGenerateOutFolder(t *testing.T) {
 	}
 }
 
-// The lua folder is what `verify DIR` runs on, with either inconclusive status.
+// The lua folder is what `verify DIR` runs on, with every option that derives expectations; the action
+// suites are there unless --actions=false.
 func TestGenerateLuaThenVerify(t *testing.T) {
-	for _, inconclusive := range []string{"suspended", "degraded"} {
-		t.Run(inconclusive, func(t *testing.T) {
+	tests := []struct {
+		name        string
+		args        []string
+		wantActions bool
+	}{
+		{"default", nil, true},
+		{"degraded", []string{"--inconclusive", "degraded"}, true},
+		{"guard off", []string{"--block-bypass-on-failed-analysis=false"}, true},
+		{"no actions", []string{"--actions=false"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "resource_customizations")
-			if code, _, errOut := run("generate", "--format", "lua", "--inconclusive", inconclusive, "--out", dir); code != 0 {
+			args := append([]string{"generate", "--format", "lua", "--out", dir}, tc.args...)
+			if code, _, errOut := run(args...); code != 0 {
 				t.Fatalf("generate: exit %d: %s", code, errOut)
 			}
 			code, out, errOut := run("verify", dir)
 			if code != 0 || !strings.HasSuffix(out, " passed, 0 failed\n") || strings.HasPrefix(out, "0 passed") {
 				t.Errorf("verify: exit %d\n%s%s", code, out, errOut)
+			}
+			_, err := os.Stat(filepath.Join(dir, "argoproj.io", "Rollout", "actions", "action_test.yaml"))
+			if (err == nil) != tc.wantActions {
+				t.Errorf("Rollout action suite present: %v, want %v", err == nil, tc.wantActions)
 			}
 		})
 	}
