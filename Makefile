@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/
 
-.PHONY: all build test test-v2 test-v3 bench fuzz golden verify example
+.PHONY: all build test test-v2 test-v3 bench fuzz golden verify example e2e
 
 all: build test
 
@@ -37,3 +37,12 @@ verify:
 
 example:
 	$(GO) run ./cmd/analysis-health health -f testdata/examples/canary-analysis.yaml
+
+# End-to-end proof (e2e/, docs/why.md): timelines recorded from Argo Rollouts v1.8.5's real rollout
+# controller (module e2e/recorder, whose test also proves the committed timelines are what the controller
+# records today) through Argo CD v2.14's application controller and Kargo's Stage health rules.
+# UPDATE=1 re-records the timelines and rewrites the generated report in docs/why.md.
+E2E_UPDATE = $(if $(filter 1,$(UPDATE)),-update,)
+e2e:
+	cd e2e/recorder && $(GO) test -count=1 -run TestRecord . $(E2E_UPDATE)
+	$(GO) test -count=1 ./e2e/ -v -run 'TestKargo|TestAnalysisRunsAreNotManaged' $(E2E_UPDATE)

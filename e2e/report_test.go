@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+)
+
+// renderReport is the Markdown kept in docs/why.md between the generated-block markers.
+func renderReport(evals []*evaluation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Recorded from %s; Application health from Argo CD v2.14.21 `controller.AppStateManager.CompareAppState`; Stage health and verification by Kargo v1.11.2's rules (`e2e/kargo_test.go`). A frame is the Rollout (and its AnalysisRuns) after one reconcile of the controller that changed something; frame 0 is Argo CD applying the new revision, times are from then.\n\n", evals[0].tl.Controller)
+	b.WriteString("| Scenario | Analysis verdict | Built-in script: Stage first Healthy = Freight verified | Our script: Stage first Healthy = Freight verified | Built-in script disagrees with the analysis |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for _, e := range evals {
+		problems := "—"
+		if len(e.builtin.problems) > 0 {
+			problems = strings.Join(e.builtin.problems, "; ")
+		}
+		fmt.Fprintf(&b, "| `%s` (%s) | %s | %s | %s | %s |\n", e.tl.Name, e.tl.Strategy, e.analysisVerdict(), e.moment(e.builtin), e.moment(e.ours), problems)
+	}
+	for _, e := range evals {
+		if len(e.builtin.problems) == 0 && len(e.ours.problems) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### `%s`\n\n%s\n\n", e.tl.Name, e.tl.Summary)
+		if len(e.ours.problems) > 0 {
+			fmt.Fprintf(&b, "Our script too (a known limit, asserted as such): %s.\n\n", strings.Join(e.ours.problems, "; "))
+		}
+		b.WriteString("| Frame | Time | What happened before it | Controller phase | Analysis runs of the revision | App health, built-in script | App health, our script | Stage (built-in / ours) |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|\n")
+		for i := range e.tl.Frames {
+			f := &e.tl.Frames[i]
+			phase := str(f.Rollout, "status", "phase")
+			if msg := str(f.Rollout, "status", "message"); msg != "" {
+				phase += ": " + msg
+			}
+			if phase == "" {
+				phase = "—"
+			}
+			mark := func(r result) string {
+				s := string(r.stage[i])
+				if r.verified == i {
+					s = "**" + s + ", verified**"
+				}
+				return s
+			}
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s / %s |\n", i, e.tl.offset(i), cell(events(f)), cell(phase), cell(e.runs(f)),
+				cell(rolloutHealth(e.builtin, i)), cell(rolloutHealth(e.ours, i)), mark(e.builtin), mark(e.ours))
+		}
+	}
+	return b.String()
+}
+
+// moment is when Kargo verifies the Freight, or "never".
+func (e *evaluation) moment(r result) string {
+	if r.verified < 0 {
+		return "never"
+	}
+	return fmt.Sprintf("frame %d (%s)", r.verified, e.tl.offset(r.verified))
+}
+
+// analysisVerdict summarises the ground truth: when the analyses of the revision passed, failed or
+// were inconclusive.
+func (e *evaluation) analysisVerdict() string {
+	var parts []string
+	seen := map[string]bool{}
+	note := func(what string, i int) {
+		if !seen[what] {
+			seen[what] = true
+			parts = append(parts, fmt.Sprintf("%s at frame %d (%s)", what, i, e.tl.offset(i)))
+		}
+	}
+	for i, v := range e.verdicts {
+		if len(v.Incon) > 0 {
+			note("inconclusive", i)
+		}
+		if len(v.Failed) > 0 {
+			note(strings.ToLower(strings.Fields(v.Failed[0])[1]), i)
+		}
+		if v.AllPassed {
+			note("all passed", i)
+		}
+	}
+	if len(parts) == 0 {
+		return "never decided"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runs lists the revision's AnalysisRuns in a frame with their phase (terminated runs marked).
+func (e *evaluation) runs(f *frame) string {
+	var parts []string
+	for _, ar := range f.AnalysisRuns {
+		if str(ar, "metadata", "annotations", "rollout.argoproj.io/revision") != e.tl.Revision {
+			continue
+		}
+		phase := str(ar, "status", "phase")
+		if phase == "" {
+			phase = "(no status)"
+		}
+		if str(ar, "spec", "terminate") == "true" && phase != "Successful" {
+			phase += ", terminating"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", str(ar, "metadata", "name"), phase))
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, "<br>")
+}
+
+// events are the world's events before the frame, without the reconcile itself.
+func events(f *frame) string {
+	var out []string
+	for _, ev := range f.Events {
+		if ev != "rollout controller reconcile" {
+			out = append(out, ev)
+		}
+	}
+	if len(out) == 0 {
+		return "—"
+	}
+	return strings.Join(out, "<br>")
+}
+
+// rolloutHealth is the App health with the Rollout's own message (the App-level message is empty).
+func rolloutHealth(r result, i int) string {
+	s := string(r.app[i].Status)
+	if m := r.rollout[i].Message; m != "" {
+		s += ": " + m
+	}
+	return s
+}
+
+func cell(s string) string {
+	return strings.ReplaceAll(s, "|", "\\|")
+}
