@@ -81,7 +81,7 @@ func TestBlockBypassChangesOnlyTheOptionLine(t *testing.T) {
 		if !reflect.DeepEqual(defs, origDefs) {
 			t.Errorf("%s: action scripts changed", k.Key())
 		}
-		if !hasOptionsBlock(orig) {
+		if !lua.HasOptions(orig) {
 			if got != orig {
 				t.Errorf("%s: discovery without options changed", k.Key())
 			}

@@ -181,12 +181,12 @@ func (o Options) resolve() (resolved, error) {
 }
 
 // optionedDiscoveryKinds are those of kinds whose bundled discovery.lua has an options block, i.e. the ones
-// the discovery options reach. A block must assign every discovery option (applyOptions refuses
+// the discovery options reach. A block must assign every discovery option (lua.SetOptions refuses
 // otherwise), so having one means having blockBypassOnFailedAnalysis.
 func optionedDiscoveryKinds(kinds []lua.Kind) []lua.Kind {
 	var out []lua.Kind
 	for _, k := range kinds {
-		if src, _, err := lua.Actions(k.Group, k.Kind); err == nil && hasOptionsBlock(src) {
+		if src, _, err := lua.Actions(k.Group, k.Kind); err == nil && lua.HasOptions(src) {
 			out = append(out, k)
 		}
 	}
@@ -329,7 +329,7 @@ func script(k lua.Kind, r resolved) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := applyOptions(src, map[string]any{"inconclusiveStatus": r.inconclusive})
+	out, err := lua.SetOptions(src, map[string]any{"inconclusiveStatus": r.inconclusive})
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path.Join(k.Group, k.Kind, "health.lua"), err)
 	}
@@ -357,11 +357,11 @@ func actions(k lua.Kind, r resolved) (string, []lua.ActionDef, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	if !hasOptionsBlock(src) {
+	if !lua.HasOptions(src) {
 		// No knobs in this script (AnalysisRun, Experiment): the embedded file as is.
 		return src, defs, nil
 	}
-	out, err := applyOptions(src, r.discoveryOptions())
+	out, err := lua.SetOptions(src, r.discoveryOptions())
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", path.Join(k.Group, k.Kind, "actions", "discovery.lua"), err)
 	}

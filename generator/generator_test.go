@@ -138,7 +138,7 @@ func TestApplyOptions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := applyOptions(tc.src, tc.values)
+			got, err := lua.SetOptions(tc.src, tc.values)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)

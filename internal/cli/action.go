@@ -197,20 +197,14 @@ func (t *actionTarget) discover() ([]ActionRow, error) {
 	return rows, nil
 }
 
-// withoutBlocking switches the discovery script's blockBypassOnFailedAnalysis option off, by rewriting the
-// value inside its options block as the generator does.
+// withoutBlocking switches the discovery script's blockBypassOnFailedAnalysis option off through its
+// options block, as the generator's --block-bypass-on-failed-analysis=false does.
 func withoutBlocking(script string) (string, bool) {
-	const on = "local blockBypassOnFailedAnalysis = true"
-	begin := strings.Index(script, "-- analysis-health:options\n")
-	end := strings.Index(script, "-- analysis-health:end-options")
-	if begin < 0 || end < begin {
+	if !lua.HasOptions(script) {
 		return "", false
 	}
-	block := script[begin:end]
-	if !strings.Contains(block, on) {
-		return "", false
-	}
-	return script[:begin] + strings.Replace(block, on, "local blockBypassOnFailedAnalysis = false", 1) + script[end:], true
+	off, err := lua.SetOptions(script, map[string]any{"blockBypassOnFailedAnalysis": false})
+	return off, err == nil
 }
 
 // failedAnalysisReason names the analysis runs whose verdict the discovery honoured, read from the same

@@ -1,4 +1,4 @@
-package generator
+package lua
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The options block a bundled script may carry. Options are applied by replacing the values inside it and
+// The options block a bundled script may carry (the generator and the CLI set options through it). Options are applied by replacing the values inside it and
 // nothing else, so a script never forks from the embedded file and default options give back the embedded
 // bytes.
 const (
@@ -22,9 +22,9 @@ var optionLine = regexp.MustCompile(`^(local\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*)(
 
 var optionWord = regexp.MustCompile(`^[A-Za-z0-9_.-]*$`)
 
-// hasOptionsBlock reports whether src has an options block line at all; scripts without options (the
+// HasOptions reports whether src has an options block line at all; scripts without options (the
 // AnalysisRun and Experiment discovery scripts, for instance) are emitted verbatim.
-func hasOptionsBlock(src string) bool {
+func HasOptions(src string) bool {
 	for _, l := range strings.Split(src, "\n") {
 		if strings.TrimRight(l, "\r") == optionsBegin {
 			return true
@@ -33,12 +33,12 @@ func hasOptionsBlock(src string) bool {
 	return false
 }
 
-// applyOptions sets each named option in src's options block to its value, a string or a bool; the
+// SetOptions sets each named option in src's options block to its value, a string or a bool; the
 // script's assignment must have the same type (a quoted word, or true/false), since writing a word where
 // the script expects a boolean would make it read an undefined global. Every name must be assigned exactly
 // once in the block; lines of the block that are neither blank, comments nor such assignments make the
 // block malformed, because silently skipping them could ship a script that ignores the user's choice.
-func applyOptions(src string, values map[string]any) (string, error) {
+func SetOptions(src string, values map[string]any) (string, error) {
 	lines := strings.SplitAfter(src, "\n")
 	begin, end := -1, -1
 	for i, l := range lines {
