@@ -1,24 +1,14 @@
 -- analysis-health: argoproj.io/Rollout health that carries the verdict of the Rollout's AnalysisRuns.
 -- Runs in Argo CD's argocd-cm sandbox: base, table and package only (no string, math or os), so every
 -- value read from the object is type-checked before use and messages are built with `..` and tostring.
--- Argo CD v2 parses the script on every evaluation, so it is kept terse and the code for controllers
--- older than v1.0 sits in a long string compiled only for such objects.
+-- Argo CD v2 parses the script on every evaluation and runs it on every reconcile, so the parsed path
+-- covers a Rollout with no analysis in flight or failed; the analysis rules, and the code for controllers
+-- older than v1.0, sit in long strings compiled only for the objects that need them.
 -- Semantics, with upstream citations: docs/health-semantics.md.
 
 -- analysis-health:options
 local inconclusiveStatus = "Suspended"
 -- analysis-health:end-options
-
-local function str(v)
-  local t = type(v)
-  if t == "string" then
-    return v
-  end
-  if t == "number" or t == "boolean" then
-    return tostring(v)
-  end
-  return ""
-end
 
 local function tbl(v)
   if type(v) == "table" then
@@ -47,13 +37,46 @@ if sp.workloadRef ~= nil and type(an) == "table"
 end
 
 local c, b = tbl(st.canary), tbl(st.blueGreen)
-local phase, message = str(st.phase), str(st.message)
+local phase, message = st.phase, st.message
+if type(phase) ~= "string" then
+  phase = ""
+end
+if type(message) ~= "string" then
+  message = ""
+end
+
+-- The four places where the controller copies the current AnalysisRun's name, phase and message, the
+-- current experiment, and the pause an inconclusive result causes: when none of them holds anything but
+-- a passed analysis, the controller's phase is the whole story.
+local function settled(e)
+  return type(e) ~= "table" or e.status == "Successful"
+end
+local quiet = settled(c.currentStepAnalysisRunStatus) and settled(c.currentBackgroundAnalysisRunStatus)
+    and settled(b.prePromotionAnalysisRunStatus) and settled(b.postPromotionAnalysisRunStatus)
+    and (c.currentExperiment == nil or c.currentExperiment == "")
+for _, p in ipairs(tbl(st.pauseConditions)) do
+  local reason = tbl(p).reason
+  quiet = quiet and reason ~= "InconclusiveAnalysisRun" and reason ~= "InconclusiveExperiment"
+end
+
+if not quiet then
+  local verdict, promotedDespite = loadstring([[
+local st, c, b, phase, message, inconclusiveStatus, tbl = ...
+local function str(v)
+  local t = type(v)
+  if t == "string" then
+    return v
+  end
+  if t == "number" or t == "boolean" then
+    return tostring(v)
+  end
+  return ""
+end
+
 -- Blue-green keeps its pre/post-promotion statuses until the next revision, even after a forced full
 -- promotion: once the revision is stable and the controller calls it Healthy, a Failed entry records a
 -- verdict someone overrode, not one still pending.
 local promoted = phase == "Healthy" and str(st.stableRS) ~= "" and str(st.stableRS) == str(st.currentPodHash)
-
--- The four places where the controller copies the current AnalysisRun's name, phase and message.
 local failed, busy, inconclusive, overridden = {}, {}, {}, {}
 for _, r in ipairs({
   { "Step analysis", c.currentStepAnalysisRunStatus },
@@ -128,15 +151,22 @@ end
 if #busy > 0 then
   return { status = "Progressing", message = table.concat(busy, "; ") }
 end
+if #overridden > 0 then
+  return nil, "Promoted despite " .. table.concat(overridden, "; ")
+end
+return nil
+]])(st, c, b, phase, message, inconclusiveStatus, tbl)
+  if verdict ~= nil then
+    return verdict
+  end
+  message = promotedDespite or message
+end
 
 -- Argo Rollouts v1.0+ records phase and message; surface them as Argo CD's built-in script does.
 if phase == "Paused" then
   return { status = "Suspended", message = message }
 end
-if phase == "Healthy" or phase == "Progressing" then
-  if #overridden > 0 then
-    message = "Promoted despite " .. table.concat(overridden, "; ")
-  end
+if phase == "Healthy" or phase == "Progressing" or phase == "Degraded" then
   return { status = phase, message = message }
 end
 if phase ~= "" then
@@ -145,7 +175,18 @@ end
 
 -- Controllers older than v1.0 write no phase: Argo CD's built-in legacy logic.
 return loadstring([[
-local st, sp, c, b, str, tbl = ...
+local st, sp, c, b, tbl = ...
+local function str(v)
+  local t = type(v)
+  if t == "string" then
+    return v
+  end
+  if t == "number" or t == "boolean" then
+    return tostring(v)
+  end
+  return ""
+end
+
 for _, condition in ipairs(tbl(st.conditions)) do
   local ctype, reason = str(tbl(condition).type), str(tbl(condition).reason)
   if ctype == "InvalidSpec" or (ctype == "Progressing" and (reason == "RolloutAborted" or reason == "ProgressDeadlineExceeded")) then
@@ -193,4 +234,4 @@ elseif strategy.canary ~= nil then
   end
 end
 return { status = "Healthy", message = "" }
-]])(st, sp, c, b, str, tbl)
+]])(st, sp, c, b, tbl)
