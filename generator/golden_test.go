@@ -40,7 +40,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				if f == Lua {
-					files = withoutFixtures(t, files)
+					files = withoutVerbatimCopies(t, files)
 				}
 				if f.IsDir() {
 					assertGoldenDir(t, filepath.Join("testdata", set.name, string(f)), files)
@@ -55,17 +55,19 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// withoutFixtures checks the lua tree's copied fixtures directly against the embedded ones (every file
-// under a testdata/ folder of the selected kinds, the actions' included unless actions are off, byte for
-// byte) and returns the rest for the golden comparison, so the golden folders hold what the generator
-// computes rather than a third copy of every fixture.
-func withoutFixtures(t *testing.T, files []File) []File {
+// withoutVerbatimCopies checks the lua tree's files that must be, or happen to be, byte-for-byte copies of
+// the embedded tree (every fixture; scripts and suites the options leave alone) directly against it, checks
+// that no embedded file of the selected kinds is missing (actions' only when actions are on), and returns
+// the rest for the golden comparison: the golden folders hold what the generator computes, not more copies
+// of the bundled scripts and fixtures.
+func withoutVerbatimCopies(t *testing.T, files []File) []File {
 	t.Helper()
 	var rest []File
-	copied := map[string]bool{}
+	present := map[string]bool{}
 	kinds := map[string]bool{}
-	actions := false
+	actions, fixtures := false, 0
 	for _, f := range files {
+		present[f.Path] = true
 		parts := strings.SplitN(f.Path, "/", 3)
 		if len(parts) == 3 {
 			kinds[path.Join(parts[0], parts[1])] = true
@@ -73,26 +75,29 @@ func withoutFixtures(t *testing.T, files []File) []File {
 		if strings.Contains(f.Path, "/actions/") {
 			actions = true
 		}
-		if !strings.Contains(f.Path, "/testdata/") {
-			rest = append(rest, f)
+		want, err := lua.FS.ReadFile(f.Path)
+		if strings.Contains(f.Path, "/testdata/") {
+			fixtures++
+			if err != nil || !bytes.Equal(want, f.Data) {
+				t.Errorf("%s: not a byte-for-byte copy of the embedded fixture (%v)", f.Path, err)
+			}
 			continue
 		}
-		copied[f.Path] = true
-		want, err := lua.FS.ReadFile(f.Path)
-		if err != nil || !bytes.Equal(want, f.Data) {
-			t.Errorf("%s: not a byte-for-byte copy of the embedded fixture (%v)", f.Path, err)
+		if err == nil && bytes.Equal(want, f.Data) {
+			continue
 		}
+		rest = append(rest, f)
 	}
 	for dir := range kinds {
 		err := fs.WalkDir(lua.FS, dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.Contains(p, "/testdata/") {
+			if err != nil || d.IsDir() {
 				return err
 			}
 			if strings.Contains(p, "/actions/") && !actions {
 				return nil
 			}
-			if !copied[p] {
-				t.Errorf("%s: embedded fixture missing from the tree", p)
+			if !present[p] {
+				t.Errorf("%s: embedded file missing from the tree", p)
 			}
 			return nil
 		})
@@ -100,7 +105,7 @@ func withoutFixtures(t *testing.T, files []File) []File {
 			t.Error(err)
 		}
 	}
-	if len(copied) == 0 {
+	if fixtures == 0 {
 		t.Error("the tree has no fixtures")
 	}
 	return rest
