@@ -4,8 +4,6 @@
 package verify
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -15,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/manifest"
 )
 
 // HealthSuite is Argo CD's health_test.yaml (util/lua/health_test.go TestStructure).
@@ -151,21 +150,15 @@ func LoadObject(fsys fs.FS, p string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if docs := bytes.Count(raw, []byte("\n---")); docs > 0 && len(bytes.TrimSpace(raw[bytes.Index(raw, []byte("\n---"))+4:])) > 0 {
-		return nil, fmt.Errorf("%s: expected one object, found several documents", p)
+	objs, err := manifest.Decode(p, raw)
+	if err != nil {
+		return nil, err
 	}
-	var obj map[string]any
-	if err := yaml.Unmarshal(raw, &obj); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+	if len(objs) != 1 {
+		return nil, fmt.Errorf("%s: want exactly one object, found %d", p, len(objs))
 	}
-	if obj == nil {
-		return nil, fmt.Errorf("%s: empty document", p)
-	}
-	return obj, nil
+	return objs[0].Object, nil
 }
-
-// ErrFailed is returned by callers that turn a report with failures into an exit status.
-var ErrFailed = errors.New("verification failed")
 
 // Summary is the closing line: "N passed, N failed".
 func (r Report) Summary() string {
