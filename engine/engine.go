@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -170,8 +171,15 @@ func (e Engine) scrub(err error) error {
 }
 
 // Parsing dominates the cost of a short script; compiled prototypes are immutable and shared safely
-// between states (Argo CD v3.6 caches them the same way).
-var protoCache sync.Map // script source -> *lua.FunctionProto
+// between states (Argo CD v3.6 caches them the same way, in a 1024-entry LRU). The cache stops growing at
+// maxCachedScripts: a process evaluates a handful of scripts, and one fed endless distinct sources
+// (a fuzzer) must not grow without bound.
+var (
+	protoCache   sync.Map // script source -> *lua.FunctionProto
+	cachedProtos atomic.Int64
+)
+
+const maxCachedScripts = 1024
 
 func compile(script string) (*lua.FunctionProto, bool) {
 	if p, ok := protoCache.Load(script); ok {
@@ -185,7 +193,11 @@ func compile(script string) (*lua.FunctionProto, bool) {
 	if err != nil {
 		return nil, false
 	}
-	protoCache.Store(script, proto)
+	if cachedProtos.Load() < maxCachedScripts {
+		if _, loaded := protoCache.LoadOrStore(script, proto); !loaded {
+			cachedProtos.Add(1)
+		}
+	}
 	return proto, true
 }
 
