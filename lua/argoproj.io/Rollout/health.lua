@@ -38,9 +38,6 @@ end
 
 local c, b = tbl(st.canary), tbl(st.blueGreen)
 local phase, message = st.phase, st.message
-if type(phase) ~= "string" then
-  phase = ""
-end
 if type(message) ~= "string" then
   message = ""
 end
@@ -72,6 +69,7 @@ local function str(v)
   end
   return ""
 end
+phase = str(phase)
 
 -- Blue-green keeps its pre/post-promotion statuses until the next revision, even after a forced full
 -- promotion: once the revision is stable and the controller calls it Healthy, a Failed entry records a
@@ -163,19 +161,15 @@ return nil
 end
 
 -- Argo Rollouts v1.0+ records phase and message; surface them as Argo CD's built-in script does.
-if phase == "Paused" then
-  return { status = "Suspended", message = message }
-end
-if phase == "Healthy" or phase == "Progressing" or phase == "Degraded" then
-  return { status = phase, message = message }
-end
-if phase ~= "" then
-  return { status = "Progressing", message = "Unrecognised rollout phase " .. phase .. ": " .. message }
+local status = ({ Paused = "Suspended", Healthy = "Healthy", Progressing = "Progressing", Degraded = "Degraded" })[phase]
+if status ~= nil then
+  return { status = status, message = message }
 end
 
--- Controllers older than v1.0 write no phase: Argo CD's built-in legacy logic.
+-- A phase this script does not know, or none: controllers older than v1.0 write no phase, and get Argo
+-- CD's built-in legacy logic.
 return loadstring([[
-local st, sp, c, b, tbl = ...
+local st, sp, c, b, tbl, phase, message = ...
 local function str(v)
   local t = type(v)
   if t == "string" then
@@ -185,6 +179,9 @@ local function str(v)
     return tostring(v)
   end
   return ""
+end
+if str(phase) ~= "" then
+  return { status = "Progressing", message = "Unrecognised rollout phase " .. str(phase) .. ": " .. message }
 end
 
 for _, condition in ipairs(tbl(st.conditions)) do
@@ -234,4 +231,4 @@ elseif strategy.canary ~= nil then
   end
 end
 return { status = "Healthy", message = "" }
-]])(st, sp, c, b, tbl)
+]])(st, sp, c, b, tbl, phase, message)
