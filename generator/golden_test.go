@@ -2,21 +2,17 @@ package generator
 
 import (
 	"bytes"
-	"flag"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/lua"
 )
 
-// Regenerate with: go test ./generator/ -update
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current output")
+// Regenerate with: go test ./generator/ -update (the flag belongs to internal/golden).
 
 // optionSets are the option combinations every format is rendered with, by golden folder name.
 var optionSets = []struct {
@@ -111,79 +107,17 @@ func withoutVerbatimCopies(t *testing.T, files []File) []File {
 	return rest
 }
 
-func assertGoldenFile(t *testing.T, golden string, got []byte) {
+func assertGoldenFile(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (regenerate with: go test ./generator/ -update)", err)
-	}
-	if normalize(want) != normalize(got) {
-		t.Errorf("%s differs from the output (regenerate with: go test ./generator/ -update)\n%s", golden, firstDiff(normalize(want), normalize(got)))
-	}
+	golden.File(t, path, got)
 }
 
 // assertGoldenDir compares a folder format file by file, including files missing on either side.
-func assertGoldenDir(t *testing.T, golden string, files []File) {
+func assertGoldenDir(t *testing.T, dir string, files []File) {
 	t.Helper()
-	if *update {
-		if err := os.RemoveAll(golden); err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
-			assertGoldenFile(t, filepath.Join(golden, filepath.FromSlash(f.Path)), f.Data)
-		}
-		return
-	}
-	var onDisk []string
-	err := filepath.WalkDir(golden, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(golden, p)
-		onDisk = append(onDisk, filepath.ToSlash(rel))
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("%v (regenerate with: go test ./generator/ -update)", err)
-	}
-	var rendered []string
+	byPath := make(map[string][]byte, len(files))
 	for _, f := range files {
-		rendered = append(rendered, f.Path)
-		assertGoldenFile(t, filepath.Join(golden, filepath.FromSlash(f.Path)), f.Data)
+		byPath[f.Path] = f.Data
 	}
-	sort.Strings(onDisk)
-	if strings.Join(onDisk, "\n") != strings.Join(rendered, "\n") {
-		t.Errorf("%s holds files\n  %s\nbut the output has\n  %s\n(regenerate with: go test ./generator/ -update)",
-			golden, strings.Join(onDisk, "\n  "), strings.Join(rendered, "\n  "))
-	}
-}
-
-// normalize undoes a Git checkout's CRLF conversion on Windows.
-func normalize(b []byte) string { return string(bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))) }
-
-// firstDiff shows the first differing line with its number, WANT then GOT.
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl || i >= len(w) || i >= len(g) {
-			return "line " + strconv.Itoa(i+1) + ":\nWANT: " + wl + "\nGOT:  " + gl
-		}
-	}
-	return ""
+	golden.Dir(t, dir, byPath)
 }

@@ -3,8 +3,6 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	goldenfile "github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/manifest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func chartStreams(t *testing.T, name string) []manifest.Stream {
 	t.Helper()
@@ -38,23 +35,7 @@ func decode(t *testing.T, source string, raw []byte) []manifest.Stream {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test ./hooks/ -update)", err)
-	}
-	if !bytes.Equal(bytes.ReplaceAll(want, []byte("\r\n"), []byte("\n")), got) {
-		t.Errorf("%s differs (go test ./hooks/ -update rewrites it)\n--- got\n%s\n--- want\n%s", p, got, want)
-	}
+	goldenfile.File(t, filepath.Join("testdata", name), got)
 }
 
 // Values that stay the same for an Application (its Kargo stage, its owner): see docs/hooks.md on why

@@ -3,8 +3,6 @@ package inspect
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,10 +10,9 @@ import (
 
 	rollouts "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
+	goldenfile "github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/manifest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var charts = []string{"canary-checkout", "bluegreen-payments", "deployment-web", "plain-docs"}
 
@@ -30,23 +27,7 @@ func readChart(t *testing.T, name string) []manifest.Object {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test ./inspect/ -update)", err)
-	}
-	if !bytes.Equal(bytes.ReplaceAll(want, []byte("\r\n"), []byte("\n")), got) {
-		t.Errorf("%s differs (go test ./inspect/ -update rewrites it)\n--- got\n%s\n--- want\n%s", p, got, want)
-	}
+	goldenfile.File(t, filepath.Join("testdata", name), got)
 }
 
 // The four rendered charts, as a table and as JSON.
