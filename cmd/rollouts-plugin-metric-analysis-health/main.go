@@ -1,0 +1,35 @@
+// Command rollouts-plugin-metric-analysis-health is the Argo Rollouts metric-provider plugin
+// analysis-health/rollout-analysis: the Rollouts controller starts it (argo-rollouts-config
+// metricProviderPlugins) and asks it, over go-plugin's net/rpc, for measurements that carry the verdict of
+// a Rollout's own analysis. See docs/kargo.md.
+//
+// It is a binary of its own because it needs a Kubernetes client; cmd/analysis-health stays light.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/argoproj/argo-rollouts/metricproviders/plugin/rpc"
+	goPlugin "github.com/hashicorp/go-plugin"
+
+	"github.com/analysis-health/analysis-health/rolloutplugin"
+)
+
+func main() {
+	fs := flag.NewFlagSet(os.Args[0], flag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster the Rollouts controller runs against (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if os.Getenv(rolloutplugin.Handshake.MagicCookieKey) != rolloutplugin.Handshake.MagicCookieValue {
+		fmt.Fprintf(os.Stderr, "%s is an Argo Rollouts metric-provider plugin (%s): the Rollouts controller starts it, configured in argo-rollouts-config metricProviderPlugins; see docs/kargo.md\n", os.Args[0], rolloutplugin.Name)
+		os.Exit(1)
+	}
+	impl := rolloutplugin.New(rolloutplugin.Options{Kubeconfig: *kubeconfig, Log: os.Stderr})
+	goPlugin.Serve(&goPlugin.ServeConfig{
+		HandshakeConfig: rolloutplugin.Handshake,
+		Plugins:         map[string]goPlugin.Plugin{rolloutplugin.PluginMapKey: &rpc.RpcMetricProviderPlugin{Impl: impl}},
+	})
+}

@@ -1,0 +1,126 @@
+package main_test
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/argoproj/argo-rollouts/metricproviders/plugin/rpc"
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"github.com/hashicorp/go-hclog"
+	goPlugin "github.com/hashicorp/go-plugin"
+
+	"github.com/analysis-health/analysis-health/rolloutplugin"
+)
+
+// build compiles this command into a temporary folder.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "rollouts-plugin-metric-analysis-health")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestBinary starts the built binary the way the Rollouts controller does
+// (metricproviders/plugin/client/client.go startPluginSystem: exec.Command, go-plugin handshake with the
+// metricprovider magic cookie, net/rpc) and calls every method through the controller's RPC client. The
+// controller cluster's kubeconfig points at a closed port.
+func TestBinary(t *testing.T) {
+	bin := build(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://`+addr+`"}}]
+users: [{name: u, user: {token: abc}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	plugins := map[string]goPlugin.Plugin{rolloutplugin.PluginMapKey: &rpc.RpcMetricProviderPlugin{}}
+	client := goPlugin.NewClient(&goPlugin.ClientConfig{HandshakeConfig: rolloutplugin.Handshake, Plugins: plugins, Cmd: cmd,
+		Managed: true, Logger: hclog.NewNullLogger()})
+	defer client.Kill()
+	proto, err := client.Client()
+	if err != nil {
+		t.Fatalf("handshake: %v", err)
+	}
+	raw, err := proto.Dispense(rolloutplugin.PluginMapKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := raw.(rpc.MetricProviderPlugin)
+	if err := p.InitPlugin(); err.HasError() {
+		t.Fatalf("InitPlugin: %v", err)
+	}
+	if got := p.Type(); got != "RolloutAnalysis" {
+		t.Errorf("Type %q", got)
+	}
+	ar := &v1alpha1.AnalysisRun{}
+	ar.Namespace, ar.Name = "kargo-shop", "prod.x.y"
+	metric := func(cfg string) v1alpha1.Metric {
+		m := v1alpha1.Metric{Name: "rollout-analysis", Provider: v1alpha1.MetricProvider{Plugin: map[string]json.RawMessage{}}}
+		if cfg != "" {
+			m.Provider.Plugin[rolloutplugin.Name] = json.RawMessage(cfg)
+		}
+		return m
+	}
+	for _, tc := range []struct{ config, message string }{
+		{"", "failed to run via plugin: metric has no provider.plugin"},
+		{`{"name":"checkout"}`, "namespace is required"},
+		{`{"name":"checkout","namespace":"shop","apiTimeout":"2s"}`, "Rollout shop/checkout: cannot reach the Rollouts controller's cluster"},
+	} {
+		m := p.Run(ar, metric(tc.config))
+		if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, tc.message) || !json.Valid([]byte(m.Value)) {
+			t.Errorf("Run(%s): %s %q %s, want Error containing %q", tc.config, m.Phase, m.Message, m.Value, tc.message)
+		}
+	}
+	if err := p.GarbageCollect(ar, metric(""), 10); err.HasError() {
+		t.Errorf("GarbageCollect: %v", err)
+	}
+	if md := p.GetMetadata(metric("")); md["provider"] != rolloutplugin.Name {
+		t.Errorf("GetMetadata %v", md)
+	}
+	if client.Exited() {
+		t.Error("the plugin process exited")
+	}
+}
+
+// TestNotAPluginHost: started by hand, the binary says what it is and exits 1.
+func TestNotAPluginHost(t *testing.T) {
+	out, err := exec.Command(build(t)).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "metric-provider plugin") {
+		t.Fatalf("%v: %s", err, out)
+	}
+}
+
+// TestAnalysisHealthStaysLight: the CLI binary's import graph has no Kubernetes client, go-plugin or
+// Argo Rollouts code; only this plugin binary has.
+func TestAnalysisHealthStaysLight(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../analysis-health").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, heavy := range []string{"k8s.io/client-go", "github.com/hashicorp/go-plugin", "github.com/argoproj/", "rolloutplugin"} {
+			if strings.HasPrefix(pkg, heavy) || strings.HasSuffix(pkg, "/"+heavy) {
+				t.Errorf("cmd/analysis-health imports %s", pkg)
+			}
+		}
+	}
+}

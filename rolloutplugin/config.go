@@ -1,0 +1,113 @@
+package rolloutplugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Name is the plugin's name: the key of metricProviderPlugins in argo-rollouts-config and of the metric's
+// provider.plugin map (utils/config ValidateConfig wants "<namespace>/<name>").
+const Name = "analysis-health/rollout-analysis"
+
+// Defaults of the optional config fields.
+const (
+	DefaultPollInterval = 10 * time.Second
+	DefaultAPITimeout   = 10 * time.Second
+)
+
+// Config is the metric's provider.plugin["analysis-health/rollout-analysis"].
+type Config struct {
+	// Name and Namespace of the Rollout whose analysis is judged.
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// Revision to judge: a pod-template hash or a revision number; empty = the one being delivered.
+	Revision string `json:"revision,omitempty"`
+	// KubeconfigSecret names a Secret in the AnalysisRun's namespace whose key holds a kubeconfig for the
+	// cluster of the Rollout, when that is not the Rollouts controller's own.
+	KubeconfigSecret *SecretKey `json:"kubeconfigSecret,omitempty"`
+	// Inconclusive is "suspended" (default: an inconclusive analysis is an Inconclusive measurement) or
+	// "degraded" (it is Failed), as the scripts' option of the same name.
+	Inconclusive string `json:"inconclusive,omitempty"`
+	// PollInterval is how long the controller waits before resuming a Running measurement.
+	PollInterval string `json:"pollInterval,omitempty"`
+	// APITimeout bounds every API call; the controller gives plugin calls no deadline of its own.
+	APITimeout string `json:"apiTimeout,omitempty"`
+
+	pollInterval, apiTimeout time.Duration
+}
+
+// SecretKey names one key of a Secret.
+type SecretKey struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// ParseConfig reads and checks the plugin config of a metric. Unknown fields are rejected, so a typo
+// (kubeConfigSecret) is an error rather than a silently local read.
+func ParseConfig(raw json.RawMessage) (Config, error) {
+	var c Config
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return c, fmt.Errorf("metric has no provider.plugin[%q] config: it needs at least the Rollout's name and namespace", Name)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("provider.plugin[%q] is not a valid config: %v", Name, err)
+	}
+	var errs []string
+	for _, f := range []struct{ field, v string }{{"name", c.Name}, {"namespace", c.Namespace}} {
+		switch {
+		case f.v == "":
+			errs = append(errs, f.field+" is required")
+		case strings.Contains(f.v, "{{"):
+			errs = append(errs, fmt.Sprintf("%s %q still holds a template: the AnalysisRun has no argument for it", f.field, f.v))
+		default:
+			if msgs := validation.IsDNS1123Subdomain(f.v); len(msgs) > 0 {
+				errs = append(errs, fmt.Sprintf("%s %q is not a valid object name: %s", f.field, f.v, strings.Join(msgs, "; ")))
+			}
+		}
+	}
+	if strings.Contains(c.Revision, "{{") {
+		errs = append(errs, fmt.Sprintf("revision %q still holds a template", c.Revision))
+	}
+	if s := c.KubeconfigSecret; s != nil {
+		if s.Name == "" || s.Key == "" {
+			errs = append(errs, "kubeconfigSecret needs both name and key")
+		} else if msgs := validation.IsDNS1123Subdomain(s.Name); len(msgs) > 0 {
+			errs = append(errs, fmt.Sprintf("kubeconfigSecret.name %q is not a valid Secret name", s.Name))
+		}
+	}
+	switch strings.ToLower(c.Inconclusive) {
+	case "", "suspended", "degraded":
+	default:
+		errs = append(errs, fmt.Sprintf("inconclusive %q is neither suspended nor degraded", c.Inconclusive))
+	}
+	var err error
+	if c.pollInterval, err = duration("pollInterval", c.PollInterval, DefaultPollInterval); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if c.apiTimeout, err = duration("apiTimeout", c.APITimeout, DefaultAPITimeout); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if len(errs) > 0 {
+		return c, errors.New("provider.plugin[\"" + Name + "\"]: " + strings.Join(errs, "; "))
+	}
+	return c, nil
+}
+
+func duration(field, s string, def time.Duration) (time.Duration, error) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s %q is not a positive duration", field, s)
+	}
+	return d, nil
+}
