@@ -31,12 +31,14 @@ import (
 
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/generator"
+	"github.com/analysis-health/analysis-health/internal/upstream"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/verify"
 )
 
-// The argo-helm argo-cd chart, vendored read-only beside the repository (../shared from the repo root).
-const argoHelmChart = "../../shared/vendor/argo-helm/charts/argo-cd"
+// The argo-helm argo-cd chart is not a Go module: it is vendored read-only outside the repository
+// (internal/upstream: $ANALYSIS_HEALTH_VENDOR, default ../shared/vendor from the repository root).
+const argoHelmChartRel = "argo-helm/charts/argo-cd"
 
 // genOptionSets are the options every consumer is proven with.
 var genOptionSets = []struct {
@@ -562,8 +564,9 @@ func TestGeneratedHelmValuesInArgoCD(t *testing.T) {
 // dependency, which is not vendored (and disabled by default: redis-ha.enabled false).
 func genChartCopy(t *testing.T) string {
 	t.Helper()
+	argoHelmChart := upstream.Vendored(t, argoHelmChartRel)
 	if _, err := os.Stat(filepath.Join(argoHelmChart, "Chart.yaml")); err != nil {
-		t.Fatalf("argo-helm chart not found at %s (expected ../shared/vendor/argo-helm/charts/argo-cd from the repository root): %v", argoHelmChart, err)
+		t.Fatalf("the vendored argo-helm chart at %s is incomplete: %v", argoHelmChart, err)
 	}
 	dst := filepath.Join(t.TempDir(), "argo-cd")
 	err := filepath.WalkDir(argoHelmChart, func(p string, d fs.DirEntry, err error) error {

@@ -1,0 +1,207 @@
+// Package upstream locates the upstream files the proofs read, for every test module of the repository
+// (the main module, conformance/v3, e2e/..., conformance/v36). There are two kinds, found in two ways:
+//
+//   - Files that are not in any Go module (the argo-helm charts, the argocd-operator and Kargo CRDs) are
+//     vendored outside the repository, in the folder $ANALYSIS_HEALTH_VENDOR, by default ../shared/vendor
+//     from the repository root. Vendored returns a path below it, or skips the test with one line naming
+//     the missing folder and records the skip for `make test`'s summary.
+//   - Files that are in a Go module (Argo Rollouts' manifests/crds, examples and test data, Argo CD's
+//     manifests/ and resource_customizations) are read from the module cache at the version the calling
+//     test's module requires: ModuleDir. They are never copied into the repository.
+//
+// A clone without ../shared therefore passes `make test` with the vendored proofs skipped and listed;
+// CI, which has ../shared, fails when any proof was skipped (.ci/run).
+package upstream
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// MainModule is the module path whose go.mod marks the repository root.
+const MainModule = "github.com/analysis-health/analysis-health"
+
+// Environment variables.
+const (
+	// EnvVendor overrides where the vendored non-module files are (default: ../shared/vendor from the
+	// repository root).
+	EnvVendor = "ANALYSIS_HEALTH_VENDOR"
+	// EnvSkipLog names a file every skipped proof appends one line to; `make test` sets it, prints the
+	// lines at the end, and .ci/run fails when the file is not empty.
+	EnvSkipLog = "ANALYSIS_HEALTH_SKIPLOG"
+)
+
+// RepoRoot is the folder holding the main module's go.mod, found by walking up from the working
+// directory (a test runs in its package's folder, whatever module it belongs to).
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		raw, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && modulePath(raw) == MainModule {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod of module %s above the working directory", MainModule)
+		}
+		dir = parent
+	}
+}
+
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
+}
+
+// VendorDir is $ANALYSIS_HEALTH_VENDOR, or ../shared/vendor from the repository root, as an absolute
+// path. It does not check that the folder exists.
+func VendorDir() (string, error) {
+	if v := os.Getenv(EnvVendor); v != "" {
+		return filepath.Abs(v)
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(root), "shared", "vendor"), nil
+}
+
+// Vendored is the absolute path of rel (slash-separated, e.g. "argo-helm/charts/argo-cd") below the
+// vendor folder. When it does not exist the test is skipped with one line naming the missing path, and
+// the skip is recorded in $ANALYSIS_HEALTH_SKIPLOG.
+func Vendored(t testing.TB, rel string) string {
+	t.Helper()
+	base, err := VendorDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(base, filepath.FromSlash(rel))
+	if _, err := os.Stat(p); err != nil {
+		msg := fmt.Sprintf("upstream files not found: %s (set %s to the folder holding %s)", p, EnvVendor, rel)
+		if err := recordSkip(t.Name(), msg); err != nil {
+			t.Fatalf("%s; recording the skip: %v", msg, err)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+// recordSkip appends "<package dir>: <test>: <msg>" to the skip log, if one is set.
+func recordSkip(test, msg string) error {
+	logPath := os.Getenv(EnvSkipLog)
+	if logPath == "" {
+		return nil
+	}
+	pkg, _ := os.Getwd()
+	if root, err := RepoRoot(); err == nil {
+		if rel, err := filepath.Rel(root, pkg); err == nil {
+			pkg = "./" + filepath.ToSlash(rel)
+		}
+	}
+	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	// One write of one line: appends from parallel test binaries do not interleave.
+	_, err = fmt.Fprintf(f, "%s: %s: %s\n", pkg, test, msg)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+var (
+	modMu   sync.Mutex
+	modDirs = map[string]string{}
+)
+
+// ModuleDir is the module-cache folder of module path, at the version the calling test's module requires
+// (replacements applied), downloading it if needed. It fails the test when the module is not in the
+// module graph: a proof must name the upstream version it reads.
+func ModuleDir(t testing.TB, path string) string {
+	t.Helper()
+	dir, err := moduleDir(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func moduleDir(path string) (string, error) {
+	modMu.Lock()
+	defer modMu.Unlock()
+	if d, ok := modDirs[path]; ok {
+		return d, nil
+	}
+	// -mod=mod: test modules may not list every file's module in vendor/modules.txt; go list -m reads
+	// only go.mod and go.sum here.
+	out, err := goCmd("list", "-mod=mod", "-m", "-f", "{{.Dir}}", path)
+	if err != nil {
+		return "", fmt.Errorf("module %s: %w", path, err)
+	}
+	dir := strings.TrimSpace(out)
+	if dir == "" {
+		// In the graph but not extracted yet (only its go.mod was needed so far).
+		if _, err := goCmd("mod", "download", path); err != nil {
+			return "", fmt.Errorf("module %s: %w", path, err)
+		}
+		if out, err = goCmd("list", "-mod=mod", "-m", "-f", "{{.Dir}}", path); err != nil {
+			return "", fmt.Errorf("module %s: %w", path, err)
+		}
+		dir = strings.TrimSpace(out)
+	}
+	if dir == "" {
+		return "", fmt.Errorf("module %s: not found in the module cache", path)
+	}
+	modDirs[path] = dir
+	return dir, nil
+}
+
+// ModuleVersion is the version of module path the calling test's module requires.
+func ModuleVersion(t testing.TB, path string) string {
+	t.Helper()
+	out, err := goCmd("list", "-mod=mod", "-m", "-f", "{{.Version}}", path)
+	if err != nil {
+		t.Fatalf("module %s: %v", path, err)
+	}
+	return strings.TrimSpace(out)
+}
+
+func goCmd(args ...string) (string, error) {
+	goBin := "go"
+	if root := os.Getenv("GOROOT"); root != "" {
+		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
+			goBin = p
+		}
+	}
+	cmd := exec.Command(goBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			return "", err
+		}
+		return "", errors.New(msg)
+	}
+	return stdout.String(), nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

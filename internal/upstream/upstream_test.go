@@ -1,0 +1,79 @@
+package upstream
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestVendoredSkipsAndRecords(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-vendor")
+	log := filepath.Join(t.TempDir(), "skips")
+	t.Setenv(EnvVendor, missing)
+	t.Setenv(EnvSkipLog, log)
+	var reached bool
+	ok := t.Run("proof", func(t *testing.T) {
+		Vendored(t, "argo-helm/charts/argo-cd")
+		reached = true
+	})
+	if !ok || reached {
+		t.Fatalf("the proof ran past a missing vendor folder (ok=%v reached=%v)", ok, reached)
+	}
+	raw, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	want := filepath.Join(missing, "argo-helm", "charts", "argo-cd")
+	if len(lines) != 1 || !strings.Contains(lines[0], want) || !strings.Contains(lines[0], "TestVendoredSkipsAndRecords/proof") ||
+		!strings.HasPrefix(lines[0], "./internal/upstream: ") {
+		t.Errorf("skip log = %q, want one line naming ./internal/upstream, the test and %s", raw, want)
+	}
+}
+
+func TestVendoredFound(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "kargo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvVendor, dir)
+	t.Setenv(EnvSkipLog, filepath.Join(dir, "skips"))
+	if got := Vendored(t, "kargo"); got != filepath.Join(dir, "kargo") {
+		t.Errorf("Vendored = %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "skips")); err == nil {
+		t.Error("a found folder was recorded as a skip")
+	}
+}
+
+func TestVendorDirDefault(t *testing.T) {
+	t.Setenv(EnvVendor, "")
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "internal", "upstream", "upstream.go")); err != nil {
+		t.Fatalf("RepoRoot %s is not the repository root", root)
+	}
+	got, err := VendorDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(filepath.Dir(root), "shared", "vendor"); got != want {
+		t.Errorf("VendorDir = %s, want %s", got, want)
+	}
+}
+
+func TestModuleDir(t *testing.T) {
+	dir := ModuleDir(t, "github.com/argoproj/argo-rollouts")
+	if !strings.Contains(filepath.ToSlash(dir), "github.com/argoproj/argo-rollouts@"+ModuleVersion(t, "github.com/argoproj/argo-rollouts")) {
+		t.Errorf("ModuleDir = %s: not the required version's module-cache folder", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifests", "crds", "rollout-crd.yaml")); err != nil {
+		t.Error(err)
+	}
+	if _, err := moduleDir("example.com/not-a-dependency"); err == nil {
+		t.Error("a module outside the graph was found")
+	}
+}
