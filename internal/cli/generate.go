@@ -18,6 +18,7 @@ type generateFlags struct {
 	out          string
 	actions      bool
 	blockBypass  bool
+	kargo        kargoFlags
 }
 
 func newGenerateCommand(o *Options) *cobra.Command {
@@ -25,6 +26,7 @@ func newGenerateCommand(o *Options) *cobra.Command {
 	for _, f := range generator.Formats() {
 		formats = append(formats, string(f))
 	}
+	formats = append(formats, string(generator.Kargo))
 	f := &generateFlags{
 		format:       newEnum("", formats...),
 		inconclusive: newEnum("suspended", "suspended", "degraded"),
@@ -39,6 +41,9 @@ func newGenerateCommand(o *Options) *cobra.Command {
   helm       values for the argo-helm argo-cd chart (configs.cm): helm upgrade ... -f FILE
   kustomize  a folder with a kustomize Component that patches argocd-cm (needs --out)
   lua        a resource_customizations-style folder with the scripts, tests and fixtures (needs --out)
+  kargo      the Kargo verification that shows a Rollout's own analysis through the Rollouts metric plugin
+             analysis-health/rollout-analysis: AnalysisTemplate, Stage snippet, argo-rollouts chart values,
+             RBAC (needs --out and --plugin-location; docs/kargo.md)
 
 The keys are resource.customizations.health.argoproj.io_<Kind> and, for the kinds with actions (Rollout,
 AnalysisRun, Experiment), resource.customizations.actions.argoproj.io_<Kind> with mergeBuiltinActions: true,
@@ -53,9 +58,17 @@ nothing behind. See docs/install.md.`,
   analysis-health generate --format helm --inconclusive degraded > analysis-health-values.yaml
   analysis-health generate --format kustomize --kinds Rollout,AnalysisRun --out overlays/analysis-health
   analysis-health generate --format patch --block-bypass-on-failed-analysis=false
-  analysis-health generate --format lua --actions=false --out resource_customizations`,
+  analysis-health generate --format lua --actions=false --out resource_customizations
+  analysis-health generate --format kargo --project shop --rollout checkout --namespace shop \
+    --plugin-location https://example.com/rollouts-plugin-metric-analysis-health --plugin-file ./plugin --out kargo/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkKargoFlags(cmd, &f.kargo, f.format.String()); err != nil {
+				return err
+			}
+			if f.format.String() == string(generator.Kargo) {
+				return runGenerateKargo(cmd, o, f)
+			}
 			return runGenerate(o, f)
 		},
 	}
@@ -66,6 +79,7 @@ nothing behind. See docs/install.md.`,
 	cmd.Flags().StringVar(&f.out, "out", "", "write to this file (folder for kustomize and lua) instead of standard output")
 	cmd.Flags().BoolVar(&f.actions, "actions", true, "include the resource actions (resource.customizations.actions.* keys, actions/ folders in --format lua)")
 	cmd.Flags().BoolVar(&f.blockBypass, "block-bypass-on-failed-analysis", true, "list a Rollout's promote-full and skip-current-step disabled while its current analysis has failed (=false: Argo CD's built-in entries stand)")
+	addKargoFlags(cmd.Flags(), &f.kargo)
 	return cmd
 }
 

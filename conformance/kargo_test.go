@@ -1,0 +1,373 @@
+package conformance
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	rollouts "github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	rolloutsconfig "github.com/argoproj/argo-rollouts/utils/config"
+	"github.com/argoproj/argo-rollouts/utils/defaults"
+	plugintypes "github.com/argoproj/argo-rollouts/utils/plugin/types"
+	rolloutstemplate "github.com/argoproj/argo-rollouts/utils/template"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	helmengine "helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/generator"
+	"github.com/analysis-health/analysis-health/rolloutplugin"
+)
+
+// Vendored beside the repository (../shared from the repo root), read-only.
+const (
+	argoRolloutsChart = "../../shared/vendor/argo-helm/charts/argo-rollouts"
+	kargoStageCRD     = "../../shared/vendor/kargo/kargo.akuity.io_stages.yaml"
+)
+
+// kargoSets are the kargo artifacts every proof runs on.
+var kargoSets = []generator.KargoOptions{
+	{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "https://example.com/rollouts-plugin-metric-analysis-health",
+		PluginSHA256: strings.Repeat("ab", 32)},
+	{PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health"},
+	{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "http://plugins.internal/p", PluginSHA256: strings.Repeat("0", 64),
+		KubeconfigSecret: "workload", KubeconfigKey: "config"},
+}
+
+func kargoFiles(t *testing.T, o generator.KargoOptions) map[string][]byte {
+	t.Helper()
+	files, err := generator.GenerateKargo(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, f := range files {
+		out[f.Path] = f.Data
+	}
+	return out
+}
+
+// moduleDir is where the go command keeps a module of the build (the module cache).
+func moduleDir(t *testing.T, module string) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		t.Fatalf("go list -m %s: %v", module, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// crdSchema is what the API server validates and prunes a custom resource with (apiextensions-apiserver
+// validation.NewSchemaValidator, schema.NewStructural), for the CRD's served version.
+type crdSchema struct {
+	validator  validation.SchemaValidator
+	structural *structuralschema.Structural
+	sub        func(path ...string) *apiextensions.JSONSchemaProps
+}
+
+func loadCRD(t *testing.T, path string) crdSchema {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextv1.CustomResourceDefinition
+	if err := yaml.UnmarshalStrict(raw, &crd); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Schema == nil {
+		t.Fatalf("%s: expected one served version with a schema", path)
+	}
+	var props apiextensions.JSONSchemaProps
+	if err := apiextv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(crd.Spec.Versions[0].Schema.OpenAPIV3Schema, &props, nil); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := validation.NewSchemaValidator(&props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := structuralschema.NewStructural(&props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crdSchema{validator: v, structural: s}
+}
+
+// check validates obj as the API server would on create, and reports fields the schema would prune
+// (silently dropped fields are as wrong as invalid ones).
+func (c crdSchema) check(t *testing.T, what string, obj map[string]any) {
+	t.Helper()
+	if errs := validation.ValidateCustomResource(field.NewPath(""), obj, c.validator); len(errs) > 0 {
+		t.Errorf("%s does not validate against the CRD schema: %v", what, errs.ToAggregate())
+	}
+	clone := map[string]any{}
+	raw, _ := json.Marshal(obj)
+	_ = json.Unmarshal(raw, &clone)
+	if pruned := pruning.PruneWithOptions(clone, c.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}); len(pruned) > 0 {
+		t.Errorf("%s has fields the CRD schema prunes: %v", what, pruned)
+	}
+}
+
+func yamlDocs(t *testing.T, raw []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, doc := range releaseutil.SplitManifests(string(raw)) {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		if len(m) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// The template decodes strictly into Argo Rollouts' own AnalysisTemplate/ClusterAnalysisTemplate types,
+// validates against their CRDs (manifests/crds of argo-rollouts v1.8.5, the main module's version), and
+// once Rollouts has substituted the arguments (utils/template.ResolveArgs, as analysis/analysis.go
+// resolveArgs does) its plugin config is one the plugin accepts, naming the Rollout the Stage gave.
+func TestKargoTemplateInRollouts(t *testing.T) {
+	crds := filepath.Join(moduleDir(t, "github.com/argoproj/argo-rollouts"), "manifests", "crds")
+	schemas := map[string]crdSchema{
+		"AnalysisTemplate":        loadCRD(t, filepath.Join(crds, "analysis-template-crd.yaml")),
+		"ClusterAnalysisTemplate": loadCRD(t, filepath.Join(crds, "cluster-analysis-template-crd.yaml")),
+	}
+	if generator.KargoPluginName != rolloutplugin.Name {
+		t.Fatalf("generator names the plugin %q, the plugin calls itself %q", generator.KargoPluginName, rolloutplugin.Name)
+	}
+	for _, o := range kargoSets {
+		files := kargoFiles(t, o)
+		docs := yamlDocs(t, files[generator.KargoTemplateFile])
+		if len(docs) != 1 {
+			t.Fatalf("%d documents in the template file", len(docs))
+		}
+		obj := docs[0]
+		kind, _ := obj["kind"].(string)
+		schema, ok := schemas[kind]
+		if !ok {
+			t.Fatalf("template kind %q", kind)
+		}
+		schema.check(t, kind, obj)
+		raw, _ := json.Marshal(obj)
+		var spec rollouts.AnalysisTemplateSpec
+		var md struct {
+			Namespace string `json:"namespace"`
+		}
+		if kind == "AnalysisTemplate" {
+			var at rollouts.AnalysisTemplate
+			strictJSON(t, raw, &at)
+			spec, md.Namespace = at.Spec, at.Namespace
+		} else {
+			var cat rollouts.ClusterAnalysisTemplate
+			strictJSON(t, raw, &cat)
+			spec, md.Namespace = cat.Spec, cat.Namespace
+		}
+		if md.Namespace != o.Project {
+			t.Errorf("template namespace %q, want the Project %q", md.Namespace, o.Project)
+		}
+		if len(spec.Metrics) != 1 || len(spec.Metrics[0].Provider.Plugin) != 1 {
+			t.Fatalf("want one metric with one plugin provider: %+v", spec.Metrics)
+		}
+		// Kargo fills the args the Stage gives (the template declares them); revision keeps its default.
+		args := []rollouts.Argument{}
+		for _, a := range spec.Args {
+			switch a.Name {
+			case generator.KargoArgRollout:
+				a.Value = new("checkout")
+			case generator.KargoArgNamespace:
+				a.Value = new("shop")
+			}
+			if a.Value == nil {
+				t.Fatalf("argument %s has no value once the Stage's args are merged", a.Name)
+			}
+			args = append(args, a)
+		}
+		metric, _ := json.Marshal(spec.Metrics[0])
+		resolved, err := rolloutstemplate.ResolveArgs(string(metric), args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m rollouts.Metric
+		if err := json.Unmarshal([]byte(resolved), &m); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := rolloutplugin.ParseConfig(m.Provider.Plugin[rolloutplugin.Name])
+		if err != nil {
+			t.Fatalf("the plugin rejects the template's config: %v", err)
+		}
+		if cfg.Name != "checkout" || cfg.Namespace != "shop" || cfg.Revision != "" {
+			t.Errorf("config %+v", cfg)
+		}
+		if (o.KubeconfigSecret != "") != (cfg.KubeconfigSecret != nil) {
+			t.Errorf("kubeconfig Secret %+v, want %q", cfg.KubeconfigSecret, o.KubeconfigSecret)
+		}
+	}
+}
+
+func strictJSON(t *testing.T, raw []byte, v any) {
+	t.Helper()
+	if err := yaml.UnmarshalStrict(raw, v); err != nil {
+		t.Fatalf("does not decode strictly into %T: %v", v, err)
+	}
+}
+
+// The Stage snippet, merged into a Stage (with the requestedFreight every Stage has), validates against
+// Kargo v1.11.2's Stage CRD and loses no field to pruning; its args are exactly the template's.
+func TestKargoStageSnippetInKargo(t *testing.T) {
+	schema := loadCRD(t, kargoStageCRD)
+	for _, o := range kargoSets {
+		files := kargoFiles(t, o)
+		docs := yamlDocs(t, files[generator.KargoStageFile])
+		if len(docs) != 1 {
+			t.Fatalf("%d documents", len(docs))
+		}
+		spec, _ := docs[0]["spec"].(map[string]any)
+		if len(docs[0]) != 1 || spec == nil || len(spec) != 1 || spec["verification"] == nil {
+			t.Fatalf("the snippet is not just spec.verification: %v", docs[0])
+		}
+		spec["requestedFreight"] = []any{map[string]any{
+			"origin":  map[string]any{"kind": "Warehouse", "name": "shop"},
+			"sources": map[string]any{"direct": true},
+		}}
+		stage := map[string]any{"apiVersion": "kargo.akuity.io/v1alpha1", "kind": "Stage",
+			"metadata": map[string]any{"name": "prod", "namespace": "kargo-shop"}, "spec": spec}
+		schema.check(t, "Stage", stage)
+		v := spec["verification"].(map[string]any)
+		var names []string
+		for _, a := range v["args"].([]any) {
+			names = append(names, a.(map[string]any)["name"].(string))
+		}
+		if strings.Join(names, ",") != generator.KargoArgRollout+","+generator.KargoArgNamespace {
+			t.Errorf("args %v", names)
+		}
+		ref := v["analysisTemplates"].([]any)[0].(map[string]any)
+		if wantCluster := o.Project == ""; (ref["kind"] == "ClusterAnalysisTemplate") != wantCluster {
+			t.Errorf("template reference %v for project %q", ref, o.Project)
+		}
+	}
+	// The schema check can fail: a misspelt field is pruned.
+	bad := map[string]any{"apiVersion": "kargo.akuity.io/v1alpha1", "kind": "Stage", "metadata": map[string]any{"name": "x"},
+		"spec": map[string]any{"requestedFreight": []any{}, "verification": map[string]any{"analysisTemplate": []any{}}}}
+	probe := &testing.T{}
+	schema.check(probe, "probe", bad)
+	if !probe.Failed() {
+		t.Error("the Stage schema check accepted a misspelt field")
+	}
+}
+
+// The values, rendered with the vendored argo-helm argo-rollouts chart by Helm's library (the steps of
+// helm template), yield an argo-rollouts-config that the Rollouts controller's own config code
+// (utils/config.InitializeConfig, which also runs ValidateConfig's name check) accepts, with the plugin
+// at the generated location and checksum.
+func TestKargoValuesInArgoRolloutsChart(t *testing.T) {
+	for _, o := range kargoSets {
+		files := kargoFiles(t, o)
+		vals, err := chartutil.ReadValues(files[generator.KargoValuesFile])
+		if err != nil {
+			t.Fatal(err)
+		}
+		chrt, err := loader.Load(argoRolloutsChart)
+		if err != nil {
+			t.Fatalf("argo-rollouts chart (expected ../shared/vendor/argo-helm/charts/argo-rollouts from the repository root): %v", err)
+		}
+		top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals,
+			chartutil.ReleaseOptions{Name: "argo-rollouts", Namespace: "argo-rollouts", Revision: 1, IsInstall: true},
+			chartutil.DefaultCapabilities.Copy(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rendered, err := helmengine.Render(chrt, top)
+		if err != nil {
+			t.Fatalf("helm template: %v", err)
+		}
+		var cm *corev1.ConfigMap
+		for name, content := range rendered {
+			if !strings.HasSuffix(name, ".yaml") {
+				continue
+			}
+			for _, doc := range releaseutil.SplitManifests(content) {
+				var obj corev1.ConfigMap
+				if err := yaml.Unmarshal([]byte(doc), &obj); err == nil && obj.Kind == "ConfigMap" && obj.Name == defaults.DefaultRolloutsConfigMapName {
+					cm = &obj
+				}
+			}
+		}
+		if cm == nil {
+			t.Fatalf("the chart rendered no %s", defaults.DefaultRolloutsConfigMapName)
+		}
+		t.Setenv("POD_NAMESPACE", cm.Namespace)
+		cfg, err := rolloutsconfig.InitializeConfig(fake.NewSimpleClientset(cm), defaults.DefaultRolloutsConfigMapName)
+		if err != nil {
+			t.Fatalf("the Rollouts controller rejects the rendered config: %v", err)
+		}
+		p := cfg.GetPlugin(rolloutplugin.Name, plugintypes.PluginTypeMetricProvider)
+		if p == nil {
+			t.Fatalf("no metric provider plugin %s in %v", rolloutplugin.Name, cfg.GetAllPlugins())
+		}
+		if p.Location != o.PluginLocation || p.Sha256 != o.PluginSHA256 || len(cfg.GetAllPlugins()) != 1 {
+			t.Errorf("plugin %+v, want location %s sha256 %q", *p, o.PluginLocation, o.PluginSHA256)
+		}
+		rolloutsconfig.UnInitializeConfig()
+	}
+}
+
+// The RBAC decodes strictly into the Kubernetes types and grants only reads of the three kinds.
+func TestKargoRBAC(t *testing.T) {
+	for _, o := range kargoSets {
+		files := kargoFiles(t, o)
+		var roles int
+		for _, doc := range yamlDocs(t, files[generator.KargoRBACFile]) {
+			raw, _ := json.Marshal(doc)
+			switch doc["kind"] {
+			case "Role":
+				roles++
+				var r rbacv1.Role
+				strictJSON(t, raw, &r)
+				for _, rule := range r.Rules {
+					for _, v := range rule.Verbs {
+						if v != "get" && v != "list" && v != "watch" {
+							t.Errorf("Role grants %s", v)
+						}
+					}
+					if strings.Join(rule.APIGroups, ",") != "argoproj.io" || strings.Join(rule.Resources, ",") != "rollouts,analysisruns,experiments" {
+						t.Errorf("Role rule %+v", rule)
+					}
+				}
+			case "RoleBinding":
+				var b rbacv1.RoleBinding
+				strictJSON(t, raw, &b)
+				if b.RoleRef.Name != generator.KargoReaderRole || len(b.Subjects) != 1 {
+					t.Errorf("RoleBinding %+v", b)
+				}
+			case "ServiceAccount":
+				var sa corev1.ServiceAccount
+				strictJSON(t, raw, &sa)
+			case "Secret":
+				var s corev1.Secret
+				strictJSON(t, raw, &s)
+				if s.Type != corev1.SecretTypeServiceAccountToken || len(s.Data) > 0 {
+					t.Errorf("Secret %+v", s)
+				}
+			default:
+				t.Errorf("unexpected %v", doc["kind"])
+			}
+		}
+		if roles != 1 {
+			t.Errorf("%d Roles", roles)
+		}
+	}
+}

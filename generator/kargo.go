@@ -1,0 +1,385 @@
+package generator
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// Kargo is the folder format that installs the analysis-health/rollout-analysis metric-provider plugin
+// (cmd/rollouts-plugin-metric-analysis-health) for Kargo verification: the AnalysisTemplate (or
+// ClusterAnalysisTemplate) that runs it, the Stage spec.verification snippet, values for the argo-helm
+// argo-rollouts chart, and the RBAC. It has options of its own (KargoOptions, GenerateKargo).
+const Kargo Format = "kargo"
+
+// KargoPluginName is the plugin's name in argo-rollouts-config and in a metric's provider.plugin
+// (rolloutplugin.Name; a test keeps the two equal).
+const KargoPluginName = "analysis-health/rollout-analysis"
+
+// Names used in the kargo artifacts.
+const (
+	KargoTemplateName = "rollout-analysis"
+	KargoMetricName   = "rollout-analysis"
+	KargoReaderRole   = "analysis-health-rollout-reader"
+	// Template arguments, filled by the Stage's spec.verification.args.
+	KargoArgRollout   = "rollout-name"
+	KargoArgNamespace = "rollout-namespace"
+	KargoArgRevision  = "revision"
+)
+
+// Files of the kargo folder.
+const (
+	KargoTemplateFile = "analysis-template.yaml"
+	KargoStageFile    = "stage-verification.yaml"
+	KargoValuesFile   = "argo-rollouts-values.yaml"
+	KargoRBACFile     = "rbac.yaml"
+)
+
+// KargoOptions select what GenerateKargo renders.
+type KargoOptions struct {
+	// Project is the Kargo Project namespace: the AnalysisTemplate goes there. Empty: a
+	// ClusterAnalysisTemplate (Kargo v1.3+ references it with kind: ClusterAnalysisTemplate).
+	Project string
+	// Rollout and Namespace fill the Stage's verification args; empty, the args are Kargo expressions
+	// reading the Stage's vars rolloutName and rolloutNamespace.
+	Rollout   string
+	Namespace string
+	// PluginLocation is where the Rollouts controller gets the plugin binary: an http(s) URL, or a file://
+	// path inside the controller's container. Required.
+	PluginLocation string
+	// PluginSHA256 is the binary's hex SHA-256 (64 characters). Required for an http(s) location: the
+	// controller checks it only for downloads (utils/plugin/downloader.go checkShaOfPlugin).
+	PluginSHA256 string
+	// KubeconfigSecret (and KubeconfigKey) name a Secret in the Project namespace holding a kubeconfig for
+	// the Rollout's cluster, when it is not the Rollouts controller's own (multi-cluster).
+	KubeconfigSecret string
+	KubeconfigKey    string
+	// RolloutsServiceAccount is "<namespace>/<name>" of the Rollouts controller's ServiceAccount, bound to
+	// the reader Role in single-cluster setups; default argo-rollouts/argo-rollouts (the chart's).
+	RolloutsServiceAccount string
+	// Version of analysis-health named in the headers; default "dev".
+	Version string
+}
+
+// DefaultKargoKubeconfigKey is the Secret key read when KubeconfigKey is empty.
+const DefaultKargoKubeconfigKey = "kubeconfig"
+
+// DefaultRolloutsServiceAccount is the argo-rollouts chart's controller ServiceAccount (release
+// argo-rollouts in namespace argo-rollouts).
+const DefaultRolloutsServiceAccount = "argo-rollouts/argo-rollouts"
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// PluginSHA256Of is the value for KargoOptions.PluginSHA256 of a binary's content.
+func PluginSHA256Of(binary []byte) string {
+	sum := sha256.Sum256(binary)
+	return hex.EncodeToString(sum[:])
+}
+
+// Validate reports options GenerateKargo would reject.
+func (o KargoOptions) Validate() error {
+	var errs []string
+	if o.PluginLocation == "" {
+		errs = append(errs, "the plugin location is required (an https:// URL of the released binary, or file:///path in the controller's container)")
+	} else if u, err := url.ParseRequestURI(o.PluginLocation); err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") {
+		// utils/plugin/downloader.go accepts these three schemes only, and the controller exits otherwise.
+		errs = append(errs, fmt.Sprintf("plugin location %q is not an http://, https:// or file:// URL", o.PluginLocation))
+	} else if u.Scheme != "file" && o.PluginSHA256 == "" {
+		errs = append(errs, "an http(s) plugin location needs the binary's sha256, which the controller checks after the download")
+	}
+	if o.PluginSHA256 != "" && !sha256Hex.MatchString(o.PluginSHA256) {
+		// Any other length is compared with something no binary hashes to (checkShaOfPlugin).
+		errs = append(errs, fmt.Sprintf("plugin sha256 %q is not 64 lower-case hex digits", o.PluginSHA256))
+	}
+	for _, ns := range []struct{ what, v string }{{"project", o.Project}, {"namespace", o.Namespace}} {
+		if ns.v != "" && !validNamespace(ns.v) {
+			errs = append(errs, fmt.Sprintf("%s %q is not a valid namespace name", ns.what, ns.v))
+		}
+	}
+	if (o.Rollout == "") != (o.Namespace == "") {
+		errs = append(errs, "the Rollout's name and namespace go together: give both or neither")
+	}
+	if o.Rollout != "" && !validName(o.Rollout) {
+		errs = append(errs, fmt.Sprintf("rollout %q is not a valid object name", o.Rollout))
+	}
+	if o.KubeconfigSecret != "" && !validName(o.KubeconfigSecret) {
+		errs = append(errs, fmt.Sprintf("kubeconfig Secret %q is not a valid object name", o.KubeconfigSecret))
+	}
+	if o.KubeconfigKey != "" && o.KubeconfigSecret == "" {
+		errs = append(errs, "a kubeconfig key needs the kubeconfig Secret's name")
+	}
+	if o.RolloutsServiceAccount != "" {
+		ns, name, ok := strings.Cut(o.RolloutsServiceAccount, "/")
+		if !ok || !validNamespace(ns) || !validName(name) {
+			errs = append(errs, fmt.Sprintf("Rollouts service account %q is not <namespace>/<name>", o.RolloutsServiceAccount))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// validName is the DNS-1123 subdomain rule of object names.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 253 {
+		return false
+	}
+	for _, part := range strings.Split(s, ".") {
+		if !validNamespace(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// GenerateKargo renders the kargo folder, files sorted by path.
+func GenerateKargo(o KargoOptions) ([]File, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.KubeconfigSecret != "" && o.KubeconfigKey == "" {
+		o.KubeconfigKey = DefaultKargoKubeconfigKey
+	}
+	if o.RolloutsServiceAccount == "" {
+		o.RolloutsServiceAccount = DefaultRolloutsServiceAccount
+	}
+	var files []File
+	for _, r := range []struct {
+		path   string
+		render func(KargoOptions) ([]byte, error)
+	}{
+		{KargoTemplateFile, kargoTemplate},
+		{KargoRBACFile, kargoRBAC},
+		{KargoStageFile, kargoStage},
+		{KargoValuesFile, kargoValues},
+	} {
+		data, err := r.render(o)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.path, err)
+		}
+		files = append(files, File{Path: r.path, Data: data})
+	}
+	sortFiles(files)
+	return files, nil
+}
+
+func sortFiles(files []File) {
+	for i := 1; i < len(files); i++ {
+		for j := i; j > 0 && files[j].Path < files[j-1].Path; j-- {
+			files[j], files[j-1] = files[j-1], files[j]
+		}
+	}
+}
+
+func (o KargoOptions) command() string {
+	c := "analysis-health generate --format kargo"
+	for _, f := range []struct{ flag, v string }{
+		{"--project", o.Project}, {"--rollout", o.Rollout}, {"--namespace", o.Namespace},
+		{"--plugin-location", o.PluginLocation}, {"--plugin-sha256", o.PluginSHA256},
+		{"--kubeconfig-secret", o.KubeconfigSecret},
+	} {
+		if f.v != "" {
+			c += " " + f.flag + " " + f.v
+		}
+	}
+	if o.KubeconfigSecret != "" && o.KubeconfigKey != DefaultKargoKubeconfigKey {
+		c += " --kubeconfig-key " + o.KubeconfigKey
+	}
+	if o.RolloutsServiceAccount != DefaultRolloutsServiceAccount {
+		c += " --rollouts-service-account " + o.RolloutsServiceAccount
+	}
+	return c + " --out DIR"
+}
+
+func (o KargoOptions) header(usage ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Generated by analysis-health %s. Do not edit; regenerate with:\n#   %s\n", o.Version, o.command())
+	for _, u := range usage {
+		fmt.Fprintf(&b, "# %s\n", u)
+	}
+	return b.String()
+}
+
+func docs(header string, objs ...any) ([]byte, error) {
+	var b strings.Builder
+	b.WriteString(header)
+	for i, obj := range objs {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		out, err := sigsyaml.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(out)
+	}
+	return []byte(b.String()), nil
+}
+
+type object = map[string]any
+
+var kargoLabels = object{"app.kubernetes.io/name": "analysis-health", "app.kubernetes.io/component": "rollout-analysis"}
+
+// kargoTemplate is one metric run by the plugin. No count and no interval: a single measurement
+// (Metric.EffectiveCount), which stays Running (with resumeAt) until the verdict; failureLimit and
+// inconclusiveLimit 0 make that one measurement the metric's phase. consecutiveErrorLimit keeps the
+// controller's default: an Error (an API hiccup) is retried every 10 s, four times.
+func kargoTemplate(o KargoOptions) ([]byte, error) {
+	config := object{
+		"name":      "{{args." + KargoArgRollout + "}}",
+		"namespace": "{{args." + KargoArgNamespace + "}}",
+		"revision":  "{{args." + KargoArgRevision + "}}",
+	}
+	if o.KubeconfigSecret != "" {
+		config["kubeconfigSecret"] = object{"name": o.KubeconfigSecret, "key": o.KubeconfigKey}
+	}
+	md := object{"name": KargoTemplateName, "labels": kargoLabels}
+	kind := "ClusterAnalysisTemplate"
+	where := "Apply it on the Kargo control-plane cluster (cluster-scoped); Stages reference it with kind: ClusterAnalysisTemplate."
+	if o.Project != "" {
+		kind = "AnalysisTemplate"
+		md["namespace"] = o.Project
+		where = "Apply it on the Kargo control-plane cluster, in the Project namespace " + o.Project + " (Kargo reads templates from the Stage's namespace)."
+	}
+	t := object{
+		"apiVersion": "argoproj.io/v1alpha1",
+		"kind":       kind,
+		"metadata":   md,
+		"spec": object{
+			"args": []any{
+				object{"name": KargoArgRollout},
+				object{"name": KargoArgNamespace},
+				object{"name": KargoArgRevision, "value": ""},
+			},
+			"metrics": []any{object{
+				"name":     KargoMetricName,
+				"provider": object{"plugin": object{KargoPluginName: config}},
+			}},
+		},
+	}
+	return docs(o.header(
+		"The verification that shows a Rollout's own analysis in Kargo without running it again: one metric whose",
+		"measurement is the verdict of the Rollout's AnalysisRuns for the revision it delivers (docs/kargo.md).",
+		where,
+	), t)
+}
+
+// kargoStage is the Stage's spec.verification (Kargo pkg/rollouts/analysis_run_builder.go flattens the
+// template into the AnalysisRun and fills the args, which the template must declare).
+func kargoStage(o KargoOptions) ([]byte, error) {
+	ref := object{"name": KargoTemplateName}
+	if o.Project == "" {
+		ref["kind"] = "ClusterAnalysisTemplate"
+	}
+	rollout, namespace := o.Rollout, o.Namespace
+	note := "The args name the Rollout whose analysis is shown."
+	if rollout == "" {
+		rollout, namespace = "${{ vars.rolloutName }}", "${{ vars.rolloutNamespace }}"
+		note = "The args read the Stage's vars rolloutName and rolloutNamespace (spec.vars), so one snippet fits every Stage."
+	}
+	spec := object{
+		"verification": object{
+			"analysisTemplates": []any{ref},
+			"args": []any{
+				object{"name": KargoArgRollout, "value": rollout},
+				object{"name": KargoArgNamespace, "value": namespace},
+			},
+		},
+	}
+	return docs(o.header(
+		"Merge into each Stage's spec: Kargo starts this verification once the Stage is Healthy after a promotion.",
+		note,
+	), object{"spec": spec})
+}
+
+// kargoValues are values for the argo-helm argo-rollouts chart, whose controller ConfigMap template copies
+// controller.metricProviderPlugins into argo-rollouts-config (templates/controller/configmap.yaml).
+func kargoValues(o KargoOptions) ([]byte, error) {
+	item := object{"name": KargoPluginName, "location": o.PluginLocation}
+	if o.PluginSHA256 != "" {
+		item["sha256"] = o.PluginSHA256
+	}
+	usage := []string{
+		"Values for the argo-helm argo-rollouts chart of the Rollouts controller that runs Kargo's verifications",
+		"(on the Kargo control-plane cluster): helm upgrade argo-rollouts argo/argo-rollouts -f your-values.yaml -f " + KargoValuesFile,
+		"The controller reads plugins only at start; the chart's checksum/cm annotation restarts it on a change.",
+	}
+	if strings.HasPrefix(o.PluginLocation, "file://") {
+		usage = append(usage, "A file:// location must exist in the controller's container: add it with controller.initContainers,",
+			"controller.volumes and controller.volumeMounts (docs/kargo.md). The controller does not check sha256 for files.")
+	}
+	return docs(o.header(usage...), object{"controller": object{"metricProviderPlugins": []any{item}}})
+}
+
+// kargoRBAC is the Role the plugin's identity needs in the Rollout's namespace: read the Rollout and the
+// runs and experiments of its revisions, nothing else. Single cluster: bound to the Rollouts controller's
+// ServiceAccount (the chart's ClusterRole already grants this cluster-wide; the Role keeps a namespaced
+// install working). Multi-cluster (a kubeconfig Secret): applied on the workload cluster, with a
+// ServiceAccount and its token Secret for the kubeconfig.
+func kargoRBAC(o KargoOptions) ([]byte, error) {
+	md := func(name string) object {
+		m := object{"name": name, "labels": kargoLabels}
+		if o.Namespace != "" {
+			m["namespace"] = o.Namespace
+		}
+		return m
+	}
+	role := object{
+		"apiVersion": "rbac.authorization.k8s.io/v1",
+		"kind":       "Role",
+		"metadata":   md(KargoReaderRole),
+		"rules": []any{object{
+			"apiGroups": []any{"argoproj.io"},
+			"resources": []any{"rollouts", "analysisruns", "experiments"},
+			"verbs":     []any{"get", "list", "watch"},
+		}},
+	}
+	where := "Apply in the Rollout's namespace" + inNamespace(o.Namespace) + " on the cluster the Rollout runs in."
+	var subject object
+	var extra []any
+	if o.KubeconfigSecret != "" {
+		sa := object{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": md(KargoReaderRole)}
+		tokenMD := md(KargoReaderRole + "-token")
+		tokenMD["annotations"] = object{"kubernetes.io/service-account.name": KargoReaderRole}
+		token := object{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token", "metadata": tokenMD}
+		extra = append(extra, sa, token)
+		subject = object{"kind": "ServiceAccount", "name": KargoReaderRole}
+		if o.Namespace != "" {
+			subject["namespace"] = o.Namespace
+		}
+		where = "Apply on the workload cluster, in the Rollout's namespace" + inNamespace(o.Namespace) + ". Build a kubeconfig from the token Secret and store it" +
+			" as key " + o.KubeconfigKey + " of Secret " + o.KubeconfigSecret + " in the Kargo Project namespace (docs/kargo.md)."
+	} else {
+		ns, name, _ := strings.Cut(o.RolloutsServiceAccount, "/")
+		subject = object{"kind": "ServiceAccount", "name": name, "namespace": ns}
+	}
+	binding := object{
+		"apiVersion": "rbac.authorization.k8s.io/v1",
+		"kind":       "RoleBinding",
+		"metadata":   md(KargoReaderRole),
+		"roleRef":    object{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": KargoReaderRole},
+		"subjects":   []any{subject},
+	}
+	return docs(o.header(
+		"Least privilege for the analysis-health/rollout-analysis plugin: get/list/watch on rollouts, analysisruns and",
+		"experiments, nothing else; it never creates or changes an object.",
+		where,
+	), append(append(extra, role), binding)...)
+}
+
+func inNamespace(ns string) string {
+	if ns == "" {
+		return " (set metadata.namespace)"
+	}
+	return " " + ns
+}

@@ -1,0 +1,66 @@
+package generator
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// kargoSets are the kargo option combinations, by golden folder name under testdata/kargo/.
+var kargoSets = []struct {
+	name string
+	opts KargoOptions
+}{
+	{"single-cluster", KargoOptions{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop",
+		PluginLocation: "https://github.com/analysis-health/analysis-health/releases/download/v1.0.0/rollouts-plugin-metric-analysis-health-linux-amd64",
+		PluginSHA256:   strings.Repeat("ab", 32)}},
+	{"cluster-template-vars", KargoOptions{PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health"}},
+	{"multi-cluster", KargoOptions{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "https://example.com/p",
+		PluginSHA256: strings.Repeat("cd", 32), KubeconfigSecret: "shop-workload", KubeconfigKey: "config", RolloutsServiceAccount: "rollouts/controller"}},
+}
+
+// Every kargo option set, compared with testdata/kargo/<set>/; every file is YAML.
+func TestKargoGolden(t *testing.T) {
+	for _, set := range kargoSets {
+		t.Run(set.name, func(t *testing.T) {
+			files, err := GenerateKargo(set.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != 4 {
+				t.Fatalf("%d files", len(files))
+			}
+			for _, f := range files {
+				for i, doc := range strings.Split(string(f.Data), "\n---\n") {
+					var v map[string]any
+					if err := yaml.UnmarshalStrict([]byte(doc), &v); err != nil || len(v) == 0 {
+						t.Errorf("%s document %d: %v", f.Path, i, err)
+					}
+				}
+			}
+			assertGoldenDir(t, filepath.Join("testdata", "kargo", set.name), files)
+		})
+	}
+}
+
+func TestKargoOptionsRejected(t *testing.T) {
+	for _, tc := range []struct {
+		opts KargoOptions
+		want string
+	}{
+		{KargoOptions{}, "plugin location is required"},
+		{KargoOptions{PluginLocation: "https://x/p"}, "needs the binary's sha256"},
+		{KargoOptions{PluginLocation: "ftp://x/p"}, "not an http://, https:// or file:// URL"},
+		{KargoOptions{PluginLocation: "file:///p", PluginSHA256: "ABC"}, "not 64 lower-case hex digits"},
+		{KargoOptions{PluginLocation: "file:///p", Rollout: "checkout"}, "give both or neither"},
+		{KargoOptions{PluginLocation: "file:///p", Rollout: "Checkout!", Namespace: "shop"}, "not a valid object name"},
+		{KargoOptions{PluginLocation: "file:///p", KubeconfigSecret: "a_b"}, "not a valid object name"},
+		{KargoOptions{PluginLocation: "file:///p", RolloutsServiceAccount: "argo-rollouts"}, "not <namespace>/<name>"},
+	} {
+		if _, err := GenerateKargo(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/analysis-health/analysis-health/generator"
+)
+
+// kargoFlags are the flags of `generate --format kargo` (generator.KargoOptions); --namespace is the
+// generate command's own and means the Rollout's namespace here.
+type kargoFlags struct {
+	project, rollout                string
+	pluginLocation, pluginSHA256    string
+	pluginFile                      string
+	kubeconfigSecret, kubeconfigKey string
+	rolloutsServiceAccount          string
+	names                           []string
+}
+
+func addKargoFlags(fs *pflag.FlagSet, k *kargoFlags) {
+	for _, f := range []struct {
+		dst        *string
+		name, help string
+	}{
+		{&k.project, "project", "--format kargo: the Kargo Project namespace to put the AnalysisTemplate in (default: a ClusterAnalysisTemplate)"},
+		{&k.rollout, "rollout", "--format kargo: the Rollout whose analysis the Stage verification shows (with --namespace; default: the Stage's vars)"},
+		{&k.pluginLocation, "plugin-location", "--format kargo: where the Rollouts controller gets the plugin binary, https://… or file:///… (required)"},
+		{&k.pluginSHA256, "plugin-sha256", "--format kargo: the binary's hex SHA-256 (required for an http(s) location, or give --plugin-file)"},
+		{&k.pluginFile, "plugin-file", "--format kargo: the plugin binary, to compute its SHA-256"},
+		{&k.kubeconfigSecret, "kubeconfig-secret", "--format kargo: Secret in the Project namespace with a kubeconfig for the Rollout's cluster (multi-cluster)"},
+		{&k.kubeconfigKey, "kubeconfig-key", "--format kargo: key of --kubeconfig-secret (default " + generator.DefaultKargoKubeconfigKey + ")"},
+		{&k.rolloutsServiceAccount, "rollouts-service-account", "--format kargo: <namespace>/<name> of the Rollouts controller's ServiceAccount (default " + generator.DefaultRolloutsServiceAccount + ")"},
+	} {
+		fs.StringVar(f.dst, f.name, "", f.help)
+		k.names = append(k.names, f.name)
+	}
+}
+
+// checkKargoFlags refuses kargo flags with another format: the user expects them to do something.
+func checkKargoFlags(cmd *cobra.Command, k *kargoFlags, format string) error {
+	if format == string(generator.Kargo) {
+		return nil
+	}
+	for _, n := range k.names {
+		if cmd.Flags().Changed(n) {
+			return usageError("--%s only applies to --format kargo", n)
+		}
+	}
+	return nil
+}
+
+func runGenerateKargo(cmd *cobra.Command, o *Options, f *generateFlags) error {
+	k := f.kargo
+	if f.out == "" {
+		return usageError("--format kargo writes a folder: give it with --out DIR")
+	}
+	if k.pluginLocation == "" {
+		return usageError("--format kargo needs --plugin-location (https://… of the released binary, or file:///… inside the Rollouts controller's container)")
+	}
+	if k.pluginFile != "" && k.pluginSHA256 != "" {
+		return usageError("give --plugin-sha256 or --plugin-file, not both")
+	}
+	opts := generator.KargoOptions{
+		Project: k.project, Rollout: k.rollout, PluginLocation: k.pluginLocation, PluginSHA256: k.pluginSHA256,
+		KubeconfigSecret: k.kubeconfigSecret, KubeconfigKey: k.kubeconfigKey, RolloutsServiceAccount: k.rolloutsServiceAccount,
+		Version: Version,
+	}
+	if cmd.Flags().Changed("namespace") {
+		opts.Namespace = f.namespace
+	}
+	if (opts.Rollout == "") != (opts.Namespace == "") {
+		return usageError("--rollout and --namespace go together: give both, or neither (the Stage's vars then name the Rollout)")
+	}
+	if k.pluginFile != "" {
+		bin, err := os.ReadFile(k.pluginFile)
+		if err != nil {
+			return fmt.Errorf("--plugin-file: %w", err)
+		}
+		opts.PluginSHA256 = generator.PluginSHA256Of(bin)
+	}
+	if err := opts.Validate(); err != nil {
+		return usageError("%v", err)
+	}
+	files, err := generator.GenerateKargo(opts)
+	if err != nil {
+		return err
+	}
+	if err := generator.WriteDir(f.out, files); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.ErrOut, "wrote %s (%s)\n", f.out, generator.Kargo)
+	return nil
+}

@@ -1,0 +1,87 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/analysis-health/analysis-health/generator"
+	"github.com/analysis-health/analysis-health/internal/cli"
+)
+
+var zeroSHA = strings.Repeat("0", 64)
+
+func TestGenerateKargoUsage(t *testing.T) {
+	out := func() string { return filepath.Join(t.TempDir(), "kargo") }
+	https := "https://example.com/rollouts-plugin-metric-analysis-health"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no --out", []string{"--plugin-location", https, "--plugin-sha256", zeroSHA}, "--out DIR"},
+		{"no --plugin-location", []string{"--out", out()}, "needs --plugin-location"},
+		{"https without sha256", []string{"--out", out(), "--plugin-location", https}, "needs the binary's sha256"},
+		{"bad sha256", []string{"--out", out(), "--plugin-location", https, "--plugin-sha256", "deadbeef"}, "not 64 lower-case hex digits"},
+		{"unsupported scheme", []string{"--out", out(), "--plugin-location", "oci://x/y"}, "not an http://, https:// or file:// URL"},
+		{"rollout without namespace", []string{"--out", out(), "--plugin-location", "file:///p", "--rollout", "checkout"}, "--rollout and --namespace go together"},
+		{"namespace without rollout", []string{"--out", out(), "--plugin-location", "file:///p", "--namespace", "shop"}, "--rollout and --namespace go together"},
+		{"both sha256 and file", []string{"--out", out(), "--plugin-location", https, "--plugin-sha256", zeroSHA, "--plugin-file", "x"}, "not both"},
+		{"key without secret", []string{"--out", out(), "--plugin-location", "file:///p", "--kubeconfig-key", "k"}, "needs the kubeconfig Secret's name"},
+		{"bad project", []string{"--out", out(), "--plugin-location", "file:///p", "--project", "Kargo_Shop"}, "not a valid namespace name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(append([]string{"generate", "--format", "kargo"}, tc.args...)...)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, tc.want)
+			}
+		})
+	}
+	t.Run("kargo flag with another format", func(t *testing.T) {
+		code, _, stderr := run("generate", "--format", "patch", "--project", "shop")
+		if code != 2 || !strings.Contains(stderr, "--project only applies to --format kargo") {
+			t.Fatalf("exit %d %q", code, stderr)
+		}
+	})
+}
+
+// The folder holds exactly what the generator renders for the same options; --plugin-file hashes the file.
+func TestGenerateKargo(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "plugin")
+	if err := os.WriteFile(bin, []byte("a plugin binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "kargo")
+	code, stdout, stderr := run("generate", "--format", "kargo", "--project", "kargo-shop", "--rollout", "checkout", "--namespace", "shop",
+		"--plugin-location", "https://example.com/p", "--plugin-file", bin, "--kubeconfig-secret", "workload", "--out", dir)
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "wrote "+dir) {
+		t.Fatalf("exit %d %q %q", code, stdout, stderr)
+	}
+	files, err := generator.GenerateKargo(generator.KargoOptions{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop",
+		PluginLocation: "https://example.com/p", PluginSHA256: generator.PluginSHA256Of([]byte("a plugin binary")),
+		KubeconfigSecret: "workload", Version: cli.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, f := range files {
+		want = append(want, f.Path)
+		data, err := os.ReadFile(filepath.Join(dir, f.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(data) != string(f.Data) {
+			t.Errorf("%s differs from the generator's output", f.Path)
+		}
+	}
+	for _, n := range tree(t, dir) {
+		if n != "." {
+			got = append(got, n)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("files %v, want %v", got, want)
+	}
+}
