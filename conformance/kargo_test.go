@@ -3,7 +3,6 @@ package conformance
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,13 +28,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/generator"
+	"github.com/analysis-health/analysis-health/internal/upstream"
 	"github.com/analysis-health/analysis-health/rolloutplugin"
-)
-
-// Vendored beside the repository (../shared from the repo root), read-only.
-const (
-	argoRolloutsChart = "../../shared/vendor/argo-helm/charts/argo-rollouts"
-	kargoStageCRD     = "../../shared/vendor/kargo/kargo.akuity.io_stages.yaml"
 )
 
 // kargoSets are the kargo artifacts every proof runs on.
@@ -58,16 +52,6 @@ func kargoFiles(t *testing.T, o generator.KargoOptions) map[string][]byte {
 		out[f.Path] = f.Data
 	}
 	return out
-}
-
-// moduleDir is where the go command keeps a module of the build (the module cache).
-func moduleDir(t *testing.T, module string) string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" {
-		t.Fatalf("go list -m %s: %v", module, err)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // crdSchema is what the API server validates and prunes a custom resource with (apiextensions-apiserver
@@ -141,7 +125,7 @@ func yamlDocs(t *testing.T, raw []byte) []map[string]any {
 // once Rollouts has substituted the arguments (utils/template.ResolveArgs, as analysis/analysis.go
 // resolveArgs does) its plugin config is one the plugin accepts, naming the Rollout the Stage gave.
 func TestKargoTemplateInRollouts(t *testing.T) {
-	crds := filepath.Join(moduleDir(t, "github.com/argoproj/argo-rollouts"), "manifests", "crds")
+	crds := filepath.Join(upstream.ModuleDir(t, "github.com/argoproj/argo-rollouts"), "manifests", "crds")
 	schemas := map[string]crdSchema{
 		"AnalysisTemplate":        loadCRD(t, filepath.Join(crds, "analysis-template-crd.yaml")),
 		"ClusterAnalysisTemplate": loadCRD(t, filepath.Join(crds, "cluster-analysis-template-crd.yaml")),
@@ -228,7 +212,7 @@ func strictJSON(t *testing.T, raw []byte, v any) {
 // The Stage snippet, merged into a Stage (with the requestedFreight every Stage has), validates against
 // Kargo v1.11.2's Stage CRD and loses no field to pruning; its args are exactly the template's.
 func TestKargoStageSnippetInKargo(t *testing.T) {
-	schema := loadCRD(t, kargoStageCRD)
+	schema := loadCRD(t, upstream.Vendored(t, "kargo/kargo.akuity.io_stages.yaml"))
 	for _, o := range kargoSets {
 		files := kargoFiles(t, o)
 		docs := yamlDocs(t, files[generator.KargoStageFile])
@@ -280,9 +264,9 @@ func TestKargoValuesInArgoRolloutsChart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		chrt, err := loader.Load(argoRolloutsChart)
+		chrt, err := loader.Load(upstream.Vendored(t, "argo-helm/charts/argo-rollouts"))
 		if err != nil {
-			t.Fatalf("argo-rollouts chart (expected ../shared/vendor/argo-helm/charts/argo-rollouts from the repository root): %v", err)
+			t.Fatal(err)
 		}
 		top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals,
 			chartutil.ReleaseOptions{Name: "argo-rollouts", Namespace: "argo-rollouts", Revision: 1, IsInstall: true},
