@@ -92,6 +92,9 @@ type Options struct {
 	// disabled (docs/actions.md). nil means true; new(false) lets Argo CD's built-in entries stand. Setting
 	// it to false is an error when no selected kind's discovery has the option (actions off, or no Rollout).
 	BlockBypassOnFailedAnalysis *bool
+	// ArgoCDVersion picks the form of the health scripts that is cheapest in that Argo CD's Lua VM
+	// (FormFor); empty keeps the source as written. The lua format always holds the source.
+	ArgoCDVersion string
 }
 
 // File is one rendered file. Path is a slash-separated path relative to the output folder for folder
@@ -109,8 +112,10 @@ type resolved struct {
 	version      string
 	actions      bool
 	// actionKinds are the selected kinds with bundled actions, empty when actions are off.
-	actionKinds []lua.Kind
-	blockBypass bool
+	actionKinds   []lua.Kind
+	blockBypass   bool
+	form          Form
+	argocdVersion string
 }
 
 // Validate reports options Generate would reject, so a caller can tell bad input from a failed render.
@@ -125,6 +130,11 @@ func (o Options) resolve() (resolved, error) {
 		actions:     o.Actions == nil || *o.Actions,
 		blockBypass: o.BlockBypassOnFailedAnalysis == nil || *o.BlockBypassOnFailedAnalysis,
 	}
+	form, err := FormFor(o.ArgoCDVersion)
+	if err != nil {
+		return resolved{}, err
+	}
+	r.form, r.argocdVersion = form, o.ArgoCDVersion
 	switch r.inconclusive {
 	case "":
 		r.inconclusive = InconclusiveSuspended
@@ -325,6 +335,27 @@ func Script(k lua.Kind, o Options) (string, error) {
 }
 
 func script(k lua.Kind, r resolved) (string, error) {
+	out, err := sourceScript(k, r)
+	if err != nil {
+		return "", err
+	}
+	if out, err = Render(out, r.form); err != nil {
+		return "", fmt.Errorf("%s, %s form: %w", path.Join(k.Group, k.Kind, "health.lua"), r.form, err)
+	}
+	switch r.form {
+	case FormLazy:
+		// The minified form lost the source's header; say what this is and where the readable one lives.
+		out = "-- analysis-health " + k.Key() + " health, minified for Argo CD " + r.argocdVersion +
+			" (parses the script on every call); source: lua/" + k.Key() + "/health.lua\n" + out
+	case FormFlat:
+		out = "-- analysis-health " + k.Key() + " health, one chunk for Argo CD " + r.argocdVersion +
+			" (compiles the script once and caches it); source: lua/" + k.Key() + "/health.lua\n" + out
+	}
+	return out, nil
+}
+
+// sourceScript is the health script as written in package lua, with the options applied.
+func sourceScript(k lua.Kind, r resolved) (string, error) {
 	src, err := lua.Health(k.Group, k.Kind)
 	if err != nil {
 		return "", err
@@ -380,8 +411,13 @@ func (r resolved) command(f Format) string {
 	if r.actions {
 		actions = fmt.Sprintf("--actions=true --block-bypass-on-failed-analysis=%v", r.blockBypass)
 	}
-	return fmt.Sprintf("analysis-health generate --format %s --inconclusive %s --kinds %s --namespace %s %s",
-		f, strings.ToLower(r.inconclusive), strings.Join(kinds, ","), r.namespace, actions)
+	version := ""
+	if r.argocdVersion != "" {
+		// Only when set, so artifacts made before the flag existed regenerate unchanged.
+		version = " --argocd-version " + r.argocdVersion
+	}
+	return fmt.Sprintf("analysis-health generate --format %s --inconclusive %s --kinds %s --namespace %s %s%s",
+		f, strings.ToLower(r.inconclusive), strings.Join(kinds, ","), r.namespace, actions, version)
 }
 
 // header is the comment at the top of every YAML artifact: what made it, with which options and version,

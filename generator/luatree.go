@@ -31,7 +31,9 @@ func renderLuaTree(r resolved) ([]File, error) {
 	var files []File
 	for _, k := range r.kinds {
 		dir := path.Join(k.Group, k.Kind)
-		s, err := script(k, r)
+		// The source, whatever the Argo CD version: the tree is what `verify` and Argo CD's own test
+		// layout run, and what a user reads and edits.
+		s, err := sourceScript(k, r)
 		if err != nil {
 			return nil, err
 		}

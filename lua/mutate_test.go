@@ -2,13 +2,17 @@ package lua_test
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math/rand"
 	"sort"
+	"sync"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/generator"
+	"github.com/analysis-health/analysis-health/internal/worstcase"
 	"github.com/analysis-health/analysis-health/lua"
 )
 
@@ -81,6 +85,8 @@ func (m *mutator) mutate(v any) any {
 type seed struct {
 	kind lua.Kind
 	raw  []byte
+	// big marks the worst-case objects (internal/worstcase: megabytes), mutated fewer times per test run.
+	big bool
 }
 
 func seeds(t testing.TB) []seed {
@@ -90,7 +96,14 @@ func seeds(t testing.TB) []seed {
 	}
 	var out []seed
 	for _, f := range fx {
-		out = append(out, seed{f.Kind, f.Raw})
+		out = append(out, seed{kind: f.Kind, raw: f.Raw})
+	}
+	for _, w := range worstcase.Objects() {
+		raw, err := json.Marshal(w.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, seed{kind: lua.Kind{Group: "argoproj.io", Kind: w.Kind}, raw: raw, big: true})
 	}
 	if len(out) == 0 {
 		t.Fatal("no fixtures")
@@ -121,6 +134,14 @@ func checkMutated(t *testing.T, s seed, data []byte) {
 			b, _ := yaml.Marshal(mutated)
 			t.Fatalf("%s script raised an error: %v\nobject:\n%s", k.Kind, err, b)
 		}
+		// Every form the generator emits for an Argo CD VM gives what the source gives.
+		for _, version := range []string{"v2.14", "v3.6"} {
+			form := formOf(t, k, version)
+			if got, err := (engine.Engine{Profile: engine.V2}).Health(mutated, form); err != nil || got != h {
+				b, _ := yaml.Marshal(mutated)
+				t.Fatalf("%s script, form for %s: %+v, %v; the source gives %+v\nobject:\n%s", k.Kind, version, got, err, h, b)
+			}
+		}
 		switch h.Status {
 		case engine.Healthy, engine.Progressing, engine.Suspended, engine.Degraded:
 		default:
@@ -130,12 +151,31 @@ func checkMutated(t *testing.T, s seed, data []byte) {
 	}
 }
 
+var forms sync.Map // kind key + " " + version -> script
+
+func formOf(t *testing.T, k lua.Kind, version string) string {
+	key := k.Key() + " " + version
+	if s, ok := forms.Load(key); ok {
+		return s.(string)
+	}
+	s, err := generator.Script(k, generator.Options{ArgoCDVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forms.Store(key, s)
+	return s
+}
+
 // TestMutatedFixtures runs a fixed number of pseudo-random mutations of every fixture on each `go test`;
 // FuzzScripts explores further under `make fuzz`.
 func TestMutatedFixtures(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for _, s := range seeds(t) {
-		for i := 0; i < 15; i++ {
+		n := 15
+		if s.big {
+			n = 1
+		}
+		for i := 0; i < n; i++ {
 			data := make([]byte, 256)
 			rng.Read(data)
 			checkMutated(t, s, data)

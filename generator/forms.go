@@ -1,0 +1,422 @@
+package generator
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	glua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// Form is the layout of a health script for one generation of Argo CD's Lua VM. Every form is computed
+// from the one source in package lua, and returns the same result on every object (generator tests run
+// every form over every fixture and the fuzz corpus).
+type Form string
+
+const (
+	// FormLazy is the source's own layout, minified: the common paths are plain code and the rare ones sit
+	// in long strings that `loadstring` compiles only when an object reaches them. It is the cheap form
+	// where the VM parses the script on every evaluation (Argo CD v2.x and v3.0–v3.5: util/lua runLua →
+	// DoString), because the lexer reads a long string for a fraction of what parsing its code costs, and
+	// reads every byte of comment and indentation, so those go (the options block stays as written).
+	FormLazy Form = "lazy"
+	// FormFlat is one chunk: every `loadstring([[…]])` of the source becomes a function expression of the
+	// same body. It is the cheap form where compiled scripts are cached (Argo CD v3.6+:
+	// compiledScriptCache), which compiles the main chunk once but not what `loadstring` compiles at run
+	// time.
+	FormFlat Form = "flat"
+)
+
+// FormSource is the script exactly as package lua holds it (options applied): what the generator emits
+// when no Argo CD version is given, and what the lua format always holds.
+const FormSource Form = "source"
+
+// Forms lists the forms computed for a VM.
+func Forms() []Form { return []Form{FormLazy, FormFlat} }
+
+var argocdVersion = regexp.MustCompile(`^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$`)
+
+// FormFor is the cheapest form for an Argo CD version ("v2.14", "3.6.1", "v3"); empty gives FormSource.
+// A bare major version means its first supported release line here: v2 is v2.14, v3 is v3.2.
+func FormFor(version string) (Form, error) {
+	if version == "" {
+		return FormSource, nil
+	}
+	m := argocdVersion.FindStringSubmatch(strings.TrimSpace(version))
+	if m == nil {
+		return "", fmt.Errorf("Argo CD version %q is not of the form v<major>.<minor>[.<patch>]", version)
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor := -1
+	if m[2] != "" {
+		minor, _ = strconv.Atoi(m[2])
+	}
+	switch {
+	case major < 2:
+		return "", fmt.Errorf("Argo CD version %q: these scripts need Argo CD v2 or later", version)
+	case major == 2, major == 3 && minor < 6:
+		return FormLazy, nil
+	}
+	return FormFlat, nil
+}
+
+// lazyChunk matches the opening of a lazily compiled chunk, `loadstring([[` or `loadstring([==[`.
+var lazyChunk = regexp.MustCompile(`loadstring\(\[(=*)\[`)
+
+// chunkParams matches a chunk's first statement when it takes its arguments as named locals.
+var chunkParams = regexp.MustCompile(`^\s*local\s+([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*=\s*\.\.\.[ \t]*\n`)
+
+// Render lays out src in form f.
+func Render(src string, f Form) (string, error) {
+	switch f {
+	case FormSource:
+		return src, nil
+	case FormLazy:
+		out, err := minify(src)
+		if err != nil {
+			return "", err
+		}
+		// The minifier only removes what the lexer skips; prove it on the compiled code.
+		if err := sameCode(src, out); err != nil {
+			return "", fmt.Errorf("minified form differs from the source: %w", err)
+		}
+		return out, nil
+	case FormFlat:
+		return flatten(src)
+	}
+	return "", fmt.Errorf("unknown script form %q", f)
+}
+
+// flatten turns each `loadstring([[BODY]])` into `(function(...) BODY end)`, or, when BODY starts with
+// `local a, b = ...`, into `(function(a, b) REST end)`, which spares the vararg function's `arg` table.
+// The two are the same function only if BODY means the same inside the enclosing chunk as on its own: a
+// name BODY reads as a global must not be a local of the enclosing script (nor `arg`, the implicit local
+// of Lua 5.1 vararg functions), or it would capture it. flatten checks that, and that the result compiles.
+func flatten(src string) (string, error) {
+	outerLocals, err := localNames(src)
+	if err != nil {
+		return "", fmt.Errorf("source: %w", err)
+	}
+	var b strings.Builder
+	rest := src
+	for {
+		loc := lazyChunk.FindStringSubmatchIndex(rest)
+		if loc == nil {
+			b.WriteString(rest)
+			break
+		}
+		closing := "]" + rest[loc[2]:loc[3]] + "])"
+		end := strings.Index(rest[loc[1]:], closing)
+		if end < 0 {
+			return "", fmt.Errorf("loadstring chunk at offset %d is not closed by %q", len(src)-len(rest)+loc[0], closing)
+		}
+		body := rest[loc[1] : loc[1]+end]
+		if lazyChunk.MatchString(body) {
+			return "", fmt.Errorf("loadstring chunk at offset %d compiles another chunk; flatten supports one level", len(src)-len(rest)+loc[0])
+		}
+		globals, err := globalNames(body)
+		if err != nil {
+			return "", fmt.Errorf("loadstring chunk at offset %d: %w", len(src)-len(rest)+loc[0], err)
+		}
+		for _, g := range globals {
+			if outerLocals[g] || g == "arg" {
+				return "", fmt.Errorf("loadstring chunk at offset %d reads the global %q, which inlined would be a local of the enclosing script", len(src)-len(rest)+loc[0], g)
+			}
+		}
+		b.WriteString(rest[:loc[0]])
+		if m := chunkParams.FindStringSubmatch(body); m != nil {
+			b.WriteString("(function(" + m[1] + ")\n" + body[len(m[0]):] + "end)")
+		} else {
+			b.WriteString("(function(...)\n" + body + "\nend)")
+		}
+		rest = rest[loc[1]+end+len(closing):]
+	}
+	out := b.String()
+	if _, err := compileChunk(out); err != nil {
+		return "", fmt.Errorf("flat form does not compile: %w", err)
+	}
+	return out, nil
+}
+
+func compileChunk(src string) (*glua.FunctionProto, error) {
+	chunk, err := parse.Parse(strings.NewReader(src), "<string>")
+	if err != nil {
+		return nil, err
+	}
+	return glua.Compile(chunk, "<string>")
+}
+
+// localNames is every local a chunk declares, in any function, parameters included.
+func localNames(src string) (map[string]bool, error) {
+	proto, err := compileChunk(src)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	var walk func(p *glua.FunctionProto)
+	walk = func(p *glua.FunctionProto) {
+		for _, l := range p.DbgLocals {
+			names[l.Name] = true
+		}
+		for _, c := range p.FunctionPrototypes {
+			walk(c)
+		}
+	}
+	walk(proto)
+	return names, nil
+}
+
+// globalNames is every global a chunk reads or writes, sorted.
+func globalNames(src string) ([]string, error) {
+	proto, err := compileChunk(src)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var walk func(p *glua.FunctionProto)
+	walk = func(p *glua.FunctionProto) {
+		for _, inst := range p.Code {
+			switch int(inst >> 26) {
+			case glua.OP_GETGLOBAL, glua.OP_SETGLOBAL:
+				if k, ok := p.Constants[int(inst&0x3ffff)].(glua.LString); ok {
+					seen[string(k)] = true
+				}
+			}
+		}
+		for _, c := range p.FunctionPrototypes {
+			walk(c)
+		}
+	}
+	walk(proto)
+	out := make([]string, 0, len(seen))
+	for g := range seen {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// minify drops comments and indentation, and joins tokens where no space is needed, in src and in the
+// bodies of its lazily compiled chunks, so the lexer of a VM that parses every call reads fewer bytes.
+// The options block stays as written (lua.SetOptions edits it in place). sameCode checks the result.
+func minify(src string) (string, error) {
+	var b strings.Builder
+	b.Grow(len(src))
+	i := 0
+	// pending is whitespace or a comment seen since the last token: "", " " or "\n".
+	pending := ""
+	last := byte(0)
+	emit := func(tok string) {
+		if pending != "" && last != 0 && needsSpace(last, tok[0]) || pending == "\n" && last != 0 {
+			b.WriteString(pending)
+		}
+		pending = ""
+		b.WriteString(tok)
+		last = tok[len(tok)-1]
+	}
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r':
+			if pending == "" {
+				pending = " "
+			}
+			i++
+		case c == '\n':
+			pending = "\n"
+			i++
+		case strings.HasPrefix(src[i:], lua_optionsBegin):
+			end := strings.Index(src[i:], lua_optionsEnd)
+			if end < 0 {
+				return "", fmt.Errorf("options block not closed")
+			}
+			end += len(lua_optionsEnd)
+			pending = "\n"
+			emit(src[i : i+end])
+			pending = "\n"
+			i += end
+		case strings.HasPrefix(src[i:], "--"):
+			j := i + 2
+			if level, ok := longBracket(src[j:]); ok {
+				closer := "]" + strings.Repeat("=", level) + "]"
+				end := strings.Index(src[j:], closer)
+				if end < 0 {
+					return "", fmt.Errorf("unclosed block comment at offset %d", i)
+				}
+				i = j + end + len(closer)
+			} else {
+				for j < len(src) && src[j] != '\n' {
+					j++
+				}
+				i = j
+			}
+			if pending == "" {
+				pending = " "
+			}
+		case c == '"' || c == '\'':
+			j := i + 1
+			for j < len(src) && src[j] != c {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(src) {
+				return "", fmt.Errorf("unclosed string at offset %d", i)
+			}
+			emit(src[i : j+1])
+			i = j + 1
+		case c == '[':
+			level, ok := longBracket(src[i:])
+			if !ok {
+				emit("[")
+				i++
+				continue
+			}
+			open := "[" + strings.Repeat("=", level) + "["
+			closer := "]" + strings.Repeat("=", level) + "]"
+			end := strings.Index(src[i+len(open):], closer)
+			if end < 0 {
+				return "", fmt.Errorf("unclosed long string at offset %d", i)
+			}
+			body := src[i+len(open) : i+len(open)+end]
+			if strings.HasSuffix(b.String(), "loadstring(") {
+				// A lazily compiled chunk: its body is code, minified the same way.
+				mb, err := minify(body)
+				if err != nil {
+					return "", fmt.Errorf("chunk at offset %d: %w", i, err)
+				}
+				if strings.Contains(mb, closer) {
+					return "", fmt.Errorf("chunk at offset %d: minified body contains %q", i, closer)
+				}
+				// A newline right after the opening bracket is dropped by the lexer; keep the body's first
+				// line where it was.
+				body = "\n" + mb
+			}
+			emit(open + body + closer)
+			i += len(open) + end + len(closer)
+		default:
+			j := i + 1
+			if isWord(c) {
+				for j < len(src) && (isWord(src[j]) || src[j] == '.' && isDigit(c)) {
+					j++
+				}
+			}
+			emit(src[i:j])
+			i = j
+		}
+	}
+	return strings.TrimLeft(b.String(), "\n") + "\n", nil
+}
+
+const (
+	lua_optionsBegin = "-- analysis-health:options"
+	lua_optionsEnd   = "-- analysis-health:end-options"
+)
+
+// longBracket reports whether s opens a long bracket ([[, [=[, ...) and its level.
+func longBracket(s string) (int, bool) {
+	if len(s) < 2 || s[0] != '[' {
+		return 0, false
+	}
+	n := 1
+	for n < len(s) && s[n] == '=' {
+		n++
+	}
+	if n < len(s) && s[n] == '[' {
+		return n - 1, true
+	}
+	return 0, false
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// needsSpace reports whether two tokens ending and starting with a and b would lex differently joined:
+// words and numbers, and the operators a second character extends (== ~= <= >= .. -- [[ [=).
+func needsSpace(a, b byte) bool {
+	switch {
+	case isWord(a) && isWord(b), isWord(a) && b == '.':
+		return true
+	case a == '.':
+		return b == '.' || isDigit(b)
+	case a == '=' || a == '~' || a == '<' || a == '>':
+		return b == '='
+	case a == '-':
+		return b == '-'
+	case a == '[':
+		return b == '[' || b == '='
+	}
+	return false
+}
+
+// sameCode reports how two scripts differ in what the VM runs: the instructions, constants, locals and
+// nested functions of every prototype, the source positions aside. A string constant that differs counts
+// as equal when both are chunks that compile to the same code (a minified lazily compiled chunk).
+func sameCode(a, b string) error {
+	pa, err := compileChunk(a)
+	if err != nil {
+		return err
+	}
+	pb, err := compileChunk(b)
+	if err != nil {
+		return err
+	}
+	return sameProto(pa, pb, "main chunk")
+}
+
+func sameProto(a, b *glua.FunctionProto, where string) error {
+	if a.NumParameters != b.NumParameters || a.IsVarArg != b.IsVarArg || a.NumUpvalues != b.NumUpvalues ||
+		a.NumUsedRegisters != b.NumUsedRegisters {
+		return fmt.Errorf("%s: different signature or registers", where)
+	}
+	if len(a.Code) != len(b.Code) {
+		return fmt.Errorf("%s: %d instructions, %d", where, len(a.Code), len(b.Code))
+	}
+	for i := range a.Code {
+		if a.Code[i] != b.Code[i] {
+			return fmt.Errorf("%s: instruction %d differs", where, i)
+		}
+	}
+	if len(a.Constants) != len(b.Constants) {
+		return fmt.Errorf("%s: %d constants, %d", where, len(a.Constants), len(b.Constants))
+	}
+	for i := range a.Constants {
+		ca, cb := a.Constants[i], b.Constants[i]
+		if ca.Type() == cb.Type() && ca.String() == cb.String() {
+			continue
+		}
+		sa, okA := ca.(glua.LString)
+		sb, okB := cb.(glua.LString)
+		if !okA || !okB {
+			return fmt.Errorf("%s: constant %d differs", where, i)
+		}
+		if err := sameCode(string(sa), string(sb)); err != nil {
+			return fmt.Errorf("%s: constant %d: %w", where, i, err)
+		}
+	}
+	if len(a.DbgLocals) != len(b.DbgLocals) {
+		return fmt.Errorf("%s: %d locals, %d", where, len(a.DbgLocals), len(b.DbgLocals))
+	}
+	for i := range a.DbgLocals {
+		la, lb := a.DbgLocals[i], b.DbgLocals[i]
+		if la.Name != lb.Name || la.StartPc != lb.StartPc || la.EndPc != lb.EndPc {
+			return fmt.Errorf("%s: local %d differs", where, i)
+		}
+	}
+	if len(a.FunctionPrototypes) != len(b.FunctionPrototypes) {
+		return fmt.Errorf("%s: %d functions, %d", where, len(a.FunctionPrototypes), len(b.FunctionPrototypes))
+	}
+	for i := range a.FunctionPrototypes {
+		if err := sameProto(a.FunctionPrototypes[i], b.FunctionPrototypes[i], fmt.Sprintf("%s/function %d", where, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package generator
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/golden"
+	"github.com/analysis-health/analysis-health/lua"
+)
+
+func TestFormFor(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		want    Form
+	}{
+		{"", FormSource}, {"v2", FormLazy}, {"v2.14", FormLazy}, {"v2.14.21", FormLazy}, {"2.14", FormLazy},
+		{"v3", FormLazy}, {"v3.2", FormLazy}, {"v3.5.7", FormLazy},
+		{"v3.6", FormFlat}, {"v3.6.1", FormFlat}, {"3.7", FormFlat}, {"v4.0", FormFlat},
+	} {
+		got, err := FormFor(tc.version)
+		if err != nil || got != tc.want {
+			t.Errorf("FormFor(%q) = %q, %v; want %q", tc.version, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"v1.8", "latest", "v3.x", "3.6.1.2"} {
+		if f, err := FormFor(bad); err == nil {
+			t.Errorf("FormFor(%q) = %q, want an error", bad, f)
+		}
+	}
+	if _, err := Script(lua.Kinds()[0], Options{ArgoCDVersion: "latest"}); err == nil || !strings.Contains(err.Error(), "latest") {
+		t.Errorf("Script with a bad version: %v", err)
+	}
+}
+
+// Every form of every script, with every option value, returns what the source returns on every fixture
+// of every kind (the fuzz target, lua.FuzzScripts, does the same on mutated objects).
+func TestFormsEqualSourceOnFixtures(t *testing.T) {
+	fixtures, err := lua.Fixtures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inconclusive := range []string{InconclusiveSuspended, InconclusiveDegraded} {
+		for _, k := range lua.Kinds() {
+			src, err := sourceScript(k, resolved{inconclusive: inconclusive})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, version := range []string{"v2.14", "v3.6"} {
+				form, err := Script(k, Options{Inconclusive: inconclusive, ArgoCDVersion: version})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, fx := range fixtures {
+					var obj map[string]any
+					if err := yaml.Unmarshal(fx.Raw, &obj); err != nil {
+						t.Fatal(err)
+					}
+					want, werr := engine.Engine{Profile: engine.V2}.Health(obj, src)
+					got, gerr := engine.Engine{Profile: engine.V2}.Health(obj, form)
+					if got != want || (werr == nil) != (gerr == nil) {
+						t.Errorf("%s script, %s form (%s), %s: got %+v, %v; the source gives %+v, %v", k.Kind, version, inconclusive, fx.Path, got, gerr, want, werr)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The flat form holds no loadstring (all of it is compiled, and cached, once); the lazy form keeps them.
+func TestFormsShape(t *testing.T) {
+	for _, k := range lua.Kinds() {
+		src, _ := lua.Health(k.Group, k.Kind)
+		flat, err := Script(k, Options{ArgoCDVersion: "v3.6.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(flat, "loadstring") {
+			t.Errorf("%s: flat form still compiles chunks at run time", k.Kind)
+		}
+		lazy, err := Script(k, Options{ArgoCDVersion: "v2.14"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(lazy, "loadstring(") != strings.Count(src, "loadstring(") {
+			t.Errorf("%s: lazy form has %d loadstring chunks, the source %d", k.Kind, strings.Count(lazy, "loadstring("), strings.Count(src, "loadstring("))
+		}
+		if len(lazy) >= len(src) || strings.Contains(lazy, "\n  ") {
+			t.Errorf("%s: lazy form not minified (%d bytes, source %d)", k.Kind, len(lazy), len(src))
+		}
+		if !lua.HasOptions(lazy) || !lua.HasOptions(flat) {
+			t.Errorf("%s: a form lost the options block", k.Kind)
+		}
+	}
+}
+
+func TestMinify(t *testing.T) {
+	for _, src := range []string{
+		"local a = 1 - -1 -- comment\nreturn a",
+		"local s = \"--not a comment\" .. 'x\\'y' .. [[\n-- kept ]] .. [==[ ]] ]==]\nreturn s",
+		"local t = { 1 .. 2, 3 }\nlocal u = t [ 1 ] == t[2]\nreturn u ~= nil, #t, ... ",
+		"--[[ block\ncomment ]] local x = 0x1F + 1e-3 + 1.5\n--[==[ another ]==]\nreturn x",
+		"local f = loadstring([[\n  local a, b = ...\n  -- inner comment\n  return a  ..  b\n]])\nreturn f('x', 'y')",
+		"local a = {}\na [ [[k]] ] = 1\nreturn a",
+	} {
+		out, err := minify(src)
+		if err != nil {
+			t.Errorf("%q: %v", src, err)
+			continue
+		}
+		if err := sameCode(src, out); err != nil {
+			t.Errorf("%q minified to %q: %v", src, out, err)
+		}
+		if len(out) > len(src) {
+			t.Errorf("%q grew to %q", src, out)
+		}
+	}
+	if err := sameCode("return 1 + 2", "return 1 - 2"); err == nil {
+		t.Error("sameCode missed a changed operator")
+	}
+	if err := sameCode(`return loadstring([[return 1]])`, `return loadstring([[return 2]])`); err == nil {
+		t.Error("sameCode missed a changed chunk")
+	}
+}
+
+func TestFlattenRefusesWhatWouldChangeMeaning(t *testing.T) {
+	for name, src := range map[string]string{
+		"captures an outer local": "local str = 1\nreturn loadstring([[\nreturn str\n]])()",
+		"reads arg":               "return loadstring([[\nreturn arg\n]])()",
+		"nested chunk":            "return loadstring([=[\nreturn loadstring([[return 1]])()\n]=])()",
+		"unclosed":                "return loadstring([[\nreturn 1\n",
+	} {
+		if out, err := flatten(src); err == nil {
+			t.Errorf("%s: flattened to %q, want an error", name, out)
+		}
+	}
+	out, err := flatten("local x = 2\nreturn loadstring([[\nlocal a, b = ...\nreturn a * b\n]])(x, 3)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "(function(a, b)\n") {
+		t.Errorf("named chunk arguments did not become parameters:\n%s", out)
+	}
+}
+
+// Golden files per form: testdata/forms/<form>/<group>_<Kind>.lua and the argocd-cm holding them, default
+// options.
+func TestFormsGolden(t *testing.T) {
+	for _, f := range Forms() {
+		version := map[Form]string{FormLazy: "v2.14", FormFlat: "v3.6"}[f]
+		for _, k := range lua.Kinds() {
+			s, err := Script(k, Options{ArgoCDVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.File(t, filepath.Join("testdata", "forms", string(f), k.ConfigMapSuffix()+".lua"), []byte(s))
+		}
+		files, err := Generate(ConfigMap, Options{ArgoCDVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(files[0].Data), "--argocd-version "+version) {
+			t.Errorf("%s argocd-cm: the header's command does not name the Argo CD version", version)
+		}
+		golden.File(t, filepath.Join("testdata", "forms", string(f), "argocd-cm.yaml"), files[0].Data)
+	}
+}

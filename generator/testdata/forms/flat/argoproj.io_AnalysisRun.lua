@@ -1,0 +1,187 @@
+-- analysis-health argoproj.io/AnalysisRun health, one chunk for Argo CD v3.6 (compiles the script once and caches it); source: lua/argoproj.io/AnalysisRun/health.lua
+-- analysis-health: argoproj.io/AnalysisRun health that names the metric behind the verdict.
+-- Runs in Argo CD's argocd-cm sandbox: base, table and package only (no string, math or os), so every
+-- value read from the object is type-checked before use and messages are built with `..` and tostring.
+-- Argo CD v2 parses the script on every evaluation, so the verdict is decided by terse code and the
+-- per-metric texts sit in a long string compiled only when a message has to be built from metric results.
+-- Semantics, with upstream citations: docs/health-semantics.md.
+
+-- analysis-health:options
+local inconclusiveStatus = "Suspended"
+-- analysis-health:end-options
+
+local st = obj.status
+if type(st) ~= "table" then
+  return { status = "Progressing", message = "Waiting for analysis run to finish: status has not been reconciled." }
+end
+
+local function str(v)
+  local t = type(v)
+  if t == "string" then
+    return v
+  end
+  if t == "number" or t == "boolean" then
+    return tostring(v)
+  end
+  return ""
+end
+
+local spec = obj.spec
+if type(spec) ~= "table" then
+  spec = {}
+end
+local phase, message = str(st.phase), str(st.message)
+
+-- Dry-run metrics never decide the run's phase (analysis/analysis.go assessRunStatus): set them aside and
+-- mention those that failed.
+local results, dryRun = {}, {}
+for _, r in ipairs(type(st.metricResults) == "table" and st.metricResults or {}) do
+  if type(r) == "table" then
+    local p = str(r.phase)
+    if r.dryRun ~= true then
+      table.insert(results, r)
+    elseif p == "Failed" or p == "Error" or p == "Inconclusive" then
+      table.insert(dryRun, "metric \"" .. str(r.name) .. "\" " .. p)
+    end
+  end
+end
+local function withDryRun(m)
+  if #dryRun == 0 then
+    return m
+  end
+  local note = "dry-run " .. table.concat(dryRun, ", ") .. " (not counted)"
+  if m == "" then
+    return note
+  end
+  return m .. "; " .. note
+end
+
+local metrics
+local function detail()
+  -- The same text the controller writes into status.message (analysis/analysis.go assessMetricStatus),
+  -- rebuilt for controllers or runs that left it empty, and per-metric progress.
+  metrics = metrics or (function(spec, results, str)
+local specs = {}
+for _, m in ipairs(type(spec.metrics) == "table" and spec.metrics or {}) do
+  if type(m) == "table" and str(m.name) ~= "" then
+    specs[str(m.name)] = m
+  end
+end
+local function num(v)
+  return tonumber(v) or 0
+end
+-- Limits are IntOrString; show what the spec says, else the controller's default (utils/defaults).
+local function limit(metric, field, default)
+  local v = str((specs[metric] or {})[field])
+  if v == "" then
+    return tostring(default)
+  end
+  return v
+end
+-- The "due to" clause is claimed only when the counter really exceeds the limit; a verdict that came
+-- from consecutiveSuccessLimit says so instead.
+local clauses = {
+  Failed = { "failed", "failed", "failureLimit", 0 },
+  Error = { "consecutiveErrors", "consecutiveError", "consecutiveErrorLimit", 4 },
+  Inconclusive = { "inconclusive", "inconclusive", "inconclusiveLimit", 0 },
+}
+local function assess(r)
+  local name, p = str(r.name), str(r.phase)
+  local text, clause = "Metric \"" .. name .. "\" assessed " .. p, ""
+  local c = clauses[p]
+  if c ~= nil then
+    local l = limit(name, c[3], c[4])
+    local n, ln = num(r[c[2]]), tonumber(l)
+    if ln == nil or (ln >= 0 and n > ln) then
+      clause = c[1] .. " (" .. n .. ") > " .. c[3] .. " (" .. l .. ")"
+    end
+  end
+  local successLimit = str((specs[name] or {}).consecutiveSuccessLimit)
+  if clause == "" and successLimit ~= "" then
+    clause = "consecutiveSuccess (" .. num(r.consecutiveSuccess) .. ") < consecutiveSuccessLimit (" .. successLimit .. ")"
+  end
+  if clause ~= "" then
+    text = text .. " due to " .. clause
+  end
+  if str(r.message) ~= "" then
+    text = text .. ": \"Error Message: " .. str(r.message) .. "\""
+  end
+  return text
+end
+local function matching(phases)
+  local out = {}
+  for _, r in ipairs(results) do
+    if phases[str(r.phase)] then
+      table.insert(out, assess(r))
+    end
+  end
+  return table.concat(out, "; ")
+end
+local function progress()
+  local out = {}
+  for _, r in ipairs(results) do
+    local name, p = str(r.name), str(r.phase)
+    local text = name .. " " .. num(r.count)
+    local wanted = str((specs[name] or {}).count)
+    if wanted ~= "" then
+      text = text .. "/" .. wanted
+    end
+    text = text .. " measurements"
+    if p ~= "" and p ~= "Running" then
+      text = text .. " (" .. p .. ")"
+    end
+    table.insert(out, text)
+  end
+  return table.concat(out, ", ")
+end
+return { matching = matching, progress = progress }
+end)(spec, results, str)
+  return metrics
+end
+
+local verdicts = {
+  Failed = { "Degraded", "Analysis run failed" },
+  Error = { "Degraded", "Analysis run had an error" },
+  Inconclusive = { inconclusiveStatus, "Analysis run was inconclusive" },
+}
+local v = verdicts[phase]
+if v ~= nil then
+  if message == "" then
+    message = detail().matching({ [phase] = true })
+  end
+  if message == "" then
+    message = v[2]
+  end
+  return { status = v[1], message = withDryRun(message) }
+end
+if phase == "Successful" then
+  if message == "" and spec.terminate == true then
+    message = "Analysis run terminated; every metric was within its limits"
+  elseif message == "" then
+    message = "Analysis run completed successfully"
+  end
+  return { status = "Healthy", message = withDryRun(message) }
+end
+
+-- A metric that already Failed or Errored decides the run: the controller terminates the run and the
+-- worst metric phase becomes the run's (utils/analysis/helpers.go analysisStatusOrder).
+local decided = false
+for _, r in ipairs(results) do
+  decided = decided or r.phase == "Failed" or r.phase == "Error"
+end
+if decided and (phase == "" or phase == "Pending" or phase == "Running") then
+  return { status = "Degraded", message = withDryRun(detail().matching({ Failed = true, Error = true }) .. " (run terminating)") }
+end
+
+-- "", Pending, Running, or a phase this script does not know: no verdict yet.
+if phase == "Running" or phase == "Pending" then
+  message = "Analysis run is running"
+elseif phase == "" then
+  message = "Analysis run is pending"
+else
+  message = "Analysis run phase " .. phase .. " is not recognised"
+end
+if #results > 0 then
+  message = message .. ": " .. detail().progress()
+end
+return { status = "Progressing", message = withDryRun(message) }
