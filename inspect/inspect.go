@@ -47,6 +47,8 @@ type Options struct {
 	// KnownTemplates name templates that exist in the cluster without being in the input (platform
 	// ClusterAnalysisTemplates, say): they count as present, and their metrics as unknown.
 	KnownTemplates []string
+	// ArgoCDSyncTimeout is Argo CD's controller.sync.timeout.seconds; 0 (the default) is no timeout.
+	ArgoCDSyncTimeout time.Duration
 }
 
 // Report is everything inspect found, in input order.
@@ -68,6 +70,8 @@ type Rollout struct {
 	// IndefinitePauses are the places where the rollout waits for a person (field paths).
 	IndefinitePauses []string `json:"indefinitePauses"`
 	Estimate         Estimate `json:"estimate"`
+	// Kargo is the Kargo pipeline timing for this Rollout (kargo.go).
+	Kargo *KargoTiming `json:"kargo"`
 }
 
 // Analysis is one analysis source of a Rollout.
@@ -446,6 +450,7 @@ func (in *inspector) rollout(o manifest.Object) (Rollout, error) {
 		}
 	}
 	r.Estimate = est.result()
+	r.Kargo = in.kargoTiming(o, spec, est, durations)
 	for _, p := range est.pauses {
 		r.IndefinitePauses = append(r.IndefinitePauses, p.path)
 		in.problem(Warning, o, "%s: %s, so a PostSync barrier holds the Argo CD sync (and Kargo's argocd-update step) until then", p.path, p.what)

@@ -55,6 +55,7 @@ func WriteTable(w io.Writer, r *Report) error {
 				dash(ro.Estimate.KargoRetryTimeout), ro.Where)
 		}
 	}
+	writeKargoTable(tw, r)
 	if len(r.Templates) > 0 {
 		fmt.Fprintln(tw)
 		fmt.Fprintln(tw, "TEMPLATE\tUSED BY\tVERIFY\tSOURCE")

@@ -13,8 +13,10 @@ import (
 // binary does not depend on the Rollouts module; the tests decode the same charts into the real types.
 
 type rolloutSpec struct {
-	Paused   bool `json:"paused"`
-	Strategy struct {
+	Paused                  bool   `json:"paused"`
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds"`
+	ProgressDeadlineAbort   bool   `json:"progressDeadlineAbort"`
+	Strategy                struct {
 		Canary    *canaryStrategy    `json:"canary"`
 		BlueGreen *blueGreenStrategy `json:"blueGreen"`
 	} `json:"strategy"`

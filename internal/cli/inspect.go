@@ -19,6 +19,7 @@ type inspectFlags struct {
 	strict         bool
 	kargoTimeout   time.Duration
 	knownTemplates []string
+	syncTimeout    time.Duration
 }
 
 func newInspectCommand(o *Options) *cobra.Command {
@@ -47,6 +48,9 @@ found (exit 1). See docs/hooks.md.`,
 			if f.kargoTimeout <= 0 {
 				return usageError("--kargo-timeout must be positive")
 			}
+			if f.syncTimeout < 0 {
+				return usageError("--argocd-sync-timeout must not be negative")
+			}
 			return runInspect(o, f)
 		},
 	}
@@ -54,6 +58,7 @@ found (exit 1). See docs/hooks.md.`,
 	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "exit 1 when a problem is found")
 	cmd.Flags().DurationVar(&f.kargoTimeout, "kargo-timeout", inspect.DefaultKargoTimeout, "the Kargo argocd-update step timeout (retry.timeout) to compare the estimate with")
+	cmd.Flags().DurationVar(&f.syncTimeout, "argocd-sync-timeout", 0, "Argo CD's controller.sync.timeout.seconds to compare the estimate with (0: none, Argo CD's default)")
 	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input; repeatable")
 	return cmd
 }
@@ -63,7 +68,7 @@ func runInspect(o *Options, f *inspectFlags) error {
 	if err != nil {
 		return err
 	}
-	report, err := inspect.Inspect(objs, inspect.Options{KargoTimeout: f.kargoTimeout, KnownTemplates: f.knownTemplates})
+	report, err := inspect.Inspect(objs, inspect.Options{KargoTimeout: f.kargoTimeout, KnownTemplates: f.knownTemplates, ArgoCDSyncTimeout: f.syncTimeout})
 	if err != nil {
 		return err
 	}
