@@ -11,6 +11,7 @@ import (
 
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/lua"
+	"github.com/analysis-health/analysis-health/mutate"
 )
 
 func TestActions(t *testing.T) {
@@ -172,10 +173,9 @@ func TestDiscoverySurvivesMutatedObjects(t *testing.T) {
 			if err := yaml.Unmarshal(s.raw, &obj); err != nil {
 				t.Fatal(err)
 			}
-			mutated, _ := (&mutator{data: data}).mutate(obj).(map[string]any)
-			if mutated == nil {
-				mutated = map[string]any{}
-			}
+			m := mutate.FromBytes(data)
+			m.Strings = phases
+			mutated := m.Object(obj)
 			for _, k := range lua.ActionKinds() {
 				discovery, defs, err := lua.Actions(k.Group, k.Kind)
 				if err != nil {

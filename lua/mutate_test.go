@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/rand"
-	"sort"
 	"sync"
 	"testing"
 
@@ -14,73 +13,11 @@ import (
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/worstcase"
 	"github.com/analysis-health/analysis-health/lua"
+	"github.com/analysis-health/analysis-health/mutate"
 )
 
-// mutator rewrites a decoded object under the control of a byte stream: at each node it may keep, delete,
-// null, or replace the value with one of another type (strings where numbers are expected, tables where
-// strings are, ...). It reaches the shapes the scripts must survive without a Lua error or an Unknown.
-type mutator struct {
-	data []byte
-	pos  int
-}
-
-func (m *mutator) next() byte {
-	if m.pos >= len(m.data) {
-		return 0
-	}
-	b := m.data[m.pos]
-	m.pos++
-	return b
-}
-
-var replacements = []func() any{
-	func() any { return nil },
-	func() any { return "" },
-	func() any { return "Failed" },
-	func() any { return "Inconclusive" },
-	func() any { return "Running" },
-	func() any { return "Degraded" },
-	func() any { return "7" },
-	func() any { return float64(-1) },
-	func() any { return float64(3) },
-	func() any { return 1e300 },
-	func() any { return true },
-	func() any { return false },
-	func() any { return map[string]any{} },
-	func() any { return []any{} },
-	func() any { return []any{"x", float64(1), nil, map[string]any{"status": "Error"}} },
-	func() any { return map[string]any{"name": float64(1), "status": []any{}, "message": map[string]any{}} },
-}
-
-func (m *mutator) mutate(v any) any {
-	switch op := m.next() % 8; op {
-	case 1:
-		return replacements[int(m.next())%len(replacements)]()
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			switch m.next() % 16 {
-			case 0:
-				delete(x, k)
-			default:
-				x[k] = m.mutate(x[k])
-			}
-		}
-		return x
-	case []any:
-		for i := range x {
-			x[i] = m.mutate(x[i])
-		}
-		return x
-	}
-	return v
-}
+// phases are values the scripts branch on, substituted for fields so mutations reach those branches.
+var phases = []string{"Failed", "Inconclusive", "Running", "Degraded", "Error", "Successful", "Paused"}
 
 type seed struct {
 	kind lua.Kind
@@ -117,12 +54,10 @@ func checkMutated(t *testing.T, s seed, data []byte) {
 	if err := yaml.Unmarshal(s.raw, &obj); err != nil {
 		t.Fatal(err)
 	}
-	m := &mutator{data: data}
-	mutated, _ := m.mutate(obj).(map[string]any)
-	if mutated == nil {
-		// Argo CD always hands the script an object; the top level stays a map.
-		mutated = map[string]any{}
-	}
+	m := mutate.FromBytes(data)
+	m.Strings = phases
+	// Argo CD always hands the script an object; the top level stays a map (Object ensures it).
+	mutated := m.Object(obj)
 	// Every script must survive every shape, not only its own kind's.
 	for _, k := range lua.Kinds() {
 		script, err := lua.Health(k.Group, k.Kind)
