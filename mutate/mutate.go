@@ -23,7 +23,7 @@ const (
 // Mutator rewrites values under the control of a byte stream, so a fuzzer's input or a seeded random
 // source decides every choice and a run can be replayed.
 type Mutator struct {
-	next func() byte
+	next   func() byte
 	giants int
 	// Strings are extra string values substituted for fields: values a script compares against (phases,
 	// condition types) reach branches that random text never does.
