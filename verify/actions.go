@@ -49,13 +49,18 @@ type ActionCase struct {
 // expected object must be returned.
 func (r Runner) ActionSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 	dir := path.Dir(suitePath)
-	raw, err := fs.ReadFile(fsys, suitePath)
+	var suite ActionSuite
+	raw, err := parseSuite(fsys, suitePath, &suite)
 	if err != nil {
 		return nil, err
 	}
-	var suite ActionSuite
-	if err := yaml.UnmarshalStrict(raw, &suite); err != nil {
-		return nil, fmt.Errorf("%s: %w", suitePath, err)
+	if err := checkInputs(fsys, suitePath, raw, "discoveryTests", func(i int) []string { return []string{suite.DiscoveryTests[i].InputPath} }, len(suite.DiscoveryTests)); err != nil {
+		return nil, err
+	}
+	if err := checkInputs(fsys, suitePath, raw, "actionTests", func(i int) []string {
+		return []string{suite.ActionTests[i].InputPath, suite.ActionTests[i].ExpectedOutputPath}
+	}, len(suite.ActionTests)); err != nil {
+		return nil, err
 	}
 	var discovery string
 	if len(suite.DiscoveryTests) > 0 {
@@ -64,7 +69,7 @@ func (r Runner) ActionSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 			return nil, fmt.Errorf("%s: discoveryTests but no discovery.lua beside it", suitePath)
 		}
 		if err := engine.CheckSyntax(string(b)); err != nil {
-			return nil, fmt.Errorf("%s: %w", path.Join(dir, "discovery.lua"), err)
+			return nil, SyntaxError(path.Join(dir, "discovery.lua"), err)
 		}
 		discovery = string(b)
 	}

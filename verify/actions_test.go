@@ -88,7 +88,15 @@ discoveryTests:
 		{name: "missing input", suite: `
 discoveryTests:
 - inputPath: testdata/nope.yaml
-  result: []`, want: []string{"testdata/nope.yaml"}},
+  result: []`, wantErr: "g/K/actions/action_test.yaml:3: discoveryTests[0]: g/K/actions/testdata/nope.yaml: no such file"},
+		{name: "missing expected output", suite: `
+discoveryTests: []
+actionTests:
+- action: pause
+  inputPath: testdata/in.yaml
+- action: pause
+  inputPath: testdata/in.yaml
+  expectedOutputPath: testdata/gone.yaml`, wantErr: "g/K/actions/action_test.yaml:6: actionTests[1]: g/K/actions/testdata/gone.yaml: no such file"},
 		{name: "action output matches", suite: `
 actionTests:
 - action: pause
@@ -162,7 +170,11 @@ actionTests:
   inputPath: testdata/in.yaml`, want: []string{"neither expectedOutputPath nor expectedErrorMessage"}},
 		{name: "typo in the suite", suite: `
 discoveryTest:
-- inputPath: testdata/in.yaml`, wantErr: `unknown field "discoveryTest"`},
+- inputPath: testdata/in.yaml`, wantErr: `g/K/actions/action_test.yaml:2: error unmarshaling JSON: while decoding JSON: json: unknown field "discoveryTest"`},
+		{name: "suite that does not parse", suite: `
+actionTests:
+- action: pause
+  inputPath: [`, wantErr: `g/K/actions/action_test.yaml:4: error converting YAML to JSON: yaml: line 4:`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			profile := tc.profile

@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/manifest"
 )
@@ -63,7 +61,8 @@ type Runner struct {
 }
 
 // Tree runs every health_test.yaml (and action_test.yaml) below root in fsys. A tree without any suite is
-// an error: pointing verify at the wrong folder must not look like success.
+// ErrNoSuites: pointing verify at the wrong folder must not look like success. A suite that does not
+// parse, a case naming a missing file and a script with a syntax error are errors naming file and line.
 func (r Runner) Tree(fsys fs.FS, root string) (Report, error) {
 	var suites []string
 	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
@@ -79,9 +78,13 @@ func (r Runner) Tree(fsys fs.FS, root string) (Report, error) {
 		return Report{}, err
 	}
 	if len(suites) == 0 {
-		return Report{}, fmt.Errorf("%s: no health_test.yaml or action_test.yaml found", root)
+		return Report{}, fmt.Errorf("%s: %w", root, ErrNoSuites)
 	}
 	sort.Strings(suites)
+	// Every script must load, tested or not: Argo CD would fail on it all the same.
+	if _, err := Scripts(sub(fsys, root)); err != nil {
+		return Report{}, err
+	}
 	var rep Report
 	for _, s := range suites {
 		var res []Result
@@ -98,23 +101,33 @@ func (r Runner) Tree(fsys fs.FS, root string) (Report, error) {
 	return rep, nil
 }
 
+func sub(fsys fs.FS, root string) fs.FS {
+	if root == "." || root == "" {
+		return fsys
+	}
+	if s, err := fs.Sub(fsys, root); err == nil {
+		return s
+	}
+	return fsys
+}
+
 // HealthSuite runs one health_test.yaml against the health.lua beside it.
 func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 	dir := path.Dir(suitePath)
-	raw, err := fs.ReadFile(fsys, suitePath)
+	var suite HealthSuite
+	raw, err := parseSuite(fsys, suitePath, &suite)
 	if err != nil {
 		return nil, err
 	}
-	var suite HealthSuite
-	if err := yaml.UnmarshalStrict(raw, &suite); err != nil {
-		return nil, fmt.Errorf("%s: %w", suitePath, err)
+	if err := checkInputs(fsys, suitePath, raw, "tests", func(i int) []string { return []string{suite.Tests[i].InputPath} }, len(suite.Tests)); err != nil {
+		return nil, err
 	}
 	script, err := fs.ReadFile(fsys, path.Join(dir, "health.lua"))
 	if err != nil {
 		return nil, fmt.Errorf("%s: no health.lua beside it", suitePath)
 	}
 	if err := engine.CheckSyntax(string(script)); err != nil {
-		return nil, fmt.Errorf("%s: %w", path.Join(dir, "health.lua"), err)
+		return nil, SyntaxError(path.Join(dir, "health.lua"), err)
 	}
 	results := make([]Result, 0, len(suite.Tests))
 	for i, tc := range suite.Tests {
