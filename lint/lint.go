@@ -88,11 +88,16 @@ func Check(s Script) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{script: s, assigned: map[string]bool{}}
+	c := &checker{script: s, assigned: map[string]bool{}, returned: map[string]bool{}}
 	c.collectGlobalAssignments(chunk)
 	c.push()
 	c.block(chunk)
 	c.pop()
+	for _, st := range c.statuses {
+		if st.holder == "" || c.returned[st.holder] {
+			c.add(st.line, RuleStatus, fmt.Sprintf("status %q is not one of Argo CD's six (Healthy, Progressing, Suspended, Degraded, Missing, Unknown): Argo CD reports Unknown \"Lua returned an invalid health status\"", st.value))
+		}
+	}
 	if s.Role == Action && !c.creates {
 		for _, k := range c.kinds {
 			if k.kind != s.Kind && s.Kind != "" {
@@ -113,6 +118,13 @@ type kindLiteral struct {
 	line int
 }
 
+// statusLiteral is a string stored as a status: in a table returned directly (holder ""), or in the
+// table a variable holds, which counts only if the script returns that variable.
+type statusLiteral struct {
+	holder, value string
+	line          int
+}
+
 type checker struct {
 	script   Script
 	scopes   []map[string]local
@@ -121,6 +133,12 @@ type checker struct {
 	seen     map[string]bool
 	creates  bool
 	kinds    []kindLiteral
+	statuses []statusLiteral
+	returned map[string]bool // variables some return statement returns
+	// holder names the variable the table being walked is assigned to; returning marks a table returned
+	// directly.
+	holder    string
+	returning bool
 }
 
 func (c *checker) add(line int, rule, msg string) {
@@ -217,13 +235,21 @@ func (c *checker) scoped(stmts []ast.Stmt, names ...string) {
 func (c *checker) stmt(st ast.Stmt) {
 	switch s := st.(type) {
 	case *ast.AssignStmt:
-		for _, e := range s.Rhs {
+		for i, e := range s.Rhs {
+			if i < len(s.Lhs) {
+				if id, ok := s.Lhs[i].(*ast.IdentExpr); ok {
+					c.holder = id.Value
+				}
+			}
 			c.expr(e)
+			c.holder = ""
 		}
 		for i, l := range s.Lhs {
 			c.target(l, s.Line())
 			if i < len(s.Rhs) {
+				c.holder = holderName(l)
 				c.fieldValue(fieldName(l), s.Rhs[i], s.Line())
+				c.holder = ""
 			}
 		}
 	case *ast.LocalAssignStmt:
@@ -236,8 +262,12 @@ func (c *checker) stmt(st ast.Stmt) {
 		if fn {
 			c.declare(s.Names[0], local{})
 		}
-		for _, e := range s.Exprs {
+		for i, e := range s.Exprs {
+			if i < len(s.Names) {
+				c.holder = s.Names[i]
+			}
 			c.expr(e)
+			c.holder = ""
 		}
 		for i, n := range s.Names {
 			l := local{}
@@ -288,7 +318,14 @@ func (c *checker) stmt(st ast.Stmt) {
 		c.scoped(s.Func.Stmts, params...)
 	case *ast.ReturnStmt:
 		for _, e := range s.Exprs {
+			if id, ok := e.(*ast.IdentExpr); ok {
+				c.returned[id.Value] = true
+			}
+			if _, ok := e.(*ast.TableExpr); ok {
+				c.returning = true
+			}
 			c.expr(e)
+			c.returning = false
 		}
 	}
 }
@@ -309,6 +346,9 @@ func (c *checker) target(e ast.Expr, line int) {
 }
 
 func (c *checker) expr(e ast.Expr) {
+	// Only a table constructor written right where it is held or returned takes the holder.
+	holder, returning := c.holder, c.returning
+	c.holder, c.returning = "", false
 	switch x := e.(type) {
 	case nil:
 	case *ast.IdentExpr:
@@ -353,12 +393,22 @@ func (c *checker) expr(e ast.Expr) {
 		}
 	case *ast.TableExpr:
 		for _, f := range x.Fields {
+			c.holder, c.returning = "", false
 			c.expr(f.Key)
 			c.expr(f.Value)
 			if k, ok := f.Key.(*ast.StringExpr); ok {
+				switch {
+				case returning:
+					c.holder = ""
+				case holder != "":
+					c.holder = holder
+				default:
+					c.holder = "\x00" // a table neither returned nor held: never reported
+				}
 				c.fieldValue(k.Value, f.Value, x.Line())
 			}
 		}
+		c.holder, c.returning = "", false
 	case *ast.FunctionExpr:
 		c.scoped(x.Stmts, x.ParList.Names...)
 	case *ast.LogicalOpExpr:
@@ -394,7 +444,7 @@ func (c *checker) fieldValue(field string, value ast.Expr, line int) {
 	}
 	switch {
 	case field == "status" && c.script.Role == Health && !validStatuses[lit.Value]:
-		c.add(line, RuleStatus, fmt.Sprintf("status %q is not one of Argo CD's six (Healthy, Progressing, Suspended, Degraded, Missing, Unknown): Argo CD reports Unknown \"Lua returned an invalid health status\"", lit.Value))
+		c.statuses = append(c.statuses, statusLiteral{holder: c.holder, value: lit.Value, line: line})
 	case field == "operation" && lit.Value == "create":
 		c.creates = true
 	case field == "kind" && c.script.Role == Action:
@@ -417,6 +467,16 @@ func fieldName(e ast.Expr) string {
 		}
 	}
 	return ""
+}
+
+// holderName is the variable whose field an assignment target sets (hs for hs.status), or "".
+func holderName(e ast.Expr) string {
+	if a, ok := e.(*ast.AttrGetExpr); ok {
+		if id, ok := a.Object.(*ast.IdentExpr); ok {
+			return id.Value
+		}
+	}
+	return "\x00"
 }
 
 func isRequireOs(e ast.Expr) bool {

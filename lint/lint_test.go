@@ -152,3 +152,29 @@ return {status = "Healthy", message = table.concat(t, " ")}`
 		}
 	}
 }
+
+func TestStatusOnlyInReturnedTables(t *testing.T) {
+	src := `
+local scratch = {}
+if obj.a then scratch.status = "False" end
+local hs = {}
+if obj.b then hs.status = "Paused" end
+local other = {status = "True"}
+print(tostring({status = "nope"}))
+if obj.c then return {status = "Bad"} end
+return hs`
+	got, err := lint.Check(lint.Script{Path: "x.lua", Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []int
+	for _, f := range got {
+		if f.Rule != lint.RuleStatus {
+			t.Errorf("unexpected %v", f)
+		}
+		lines = append(lines, f.Line)
+	}
+	if !slices.Equal(lines, []int{5, 8}) {
+		t.Errorf("status findings at lines %v, want [5 8]: %v", lines, got)
+	}
+}

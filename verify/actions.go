@@ -76,12 +76,14 @@ func (r Runner) ActionSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 
 	results := make([]Result, 0, len(suite.DiscoveryTests)+len(suite.ActionTests))
 	for i, tc := range suite.DiscoveryTests {
-		res := Result{Suite: suitePath, Case: fmt.Sprintf("discoveryTests[%d] (%s)", i, tc.InputPath)}
+		res := Result{Suite: suitePath, Case: fmt.Sprintf("discoveryTests[%d] (%s)", i, tc.InputPath),
+			Name: caseName(suitePath, "discovery", tc.InputPath)}
 		res.Failure = r.discoveryCase(fsys, dir, discovery, tc)
 		results = append(results, res)
 	}
 	for i, tc := range suite.ActionTests {
-		res := Result{Suite: suitePath, Case: fmt.Sprintf("actionTests[%d] (%s %s)", i, tc.Action, tc.InputPath)}
+		res := Result{Suite: suitePath, Case: fmt.Sprintf("actionTests[%d] (%s %s)", i, tc.Action, tc.InputPath),
+			Name: caseName(suitePath, tc.Action, tc.InputPath)}
 		res.Failure = r.actionCase(fsys, dir, tc)
 		results = append(results, res)
 	}

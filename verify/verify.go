@@ -31,8 +31,19 @@ type Result struct {
 	Suite string
 	// Case names the case: its index and input path.
 	Case string
+	// Name is "<group>/<Kind>/<health|discovery|action>/<input file>", the subtest name in Test.
+	Name string
 	// Failure is empty for a passing case.
 	Failure string
+}
+
+// caseName builds Result.Name from the suite's place in the tree.
+func caseName(suitePath, what, input string) string {
+	kdir := path.Dir(suitePath)
+	if path.Base(kdir) == "actions" {
+		kdir = path.Dir(kdir)
+	}
+	return path.Base(path.Dir(kdir)) + "/" + path.Base(kdir) + "/" + what + "/" + strings.TrimPrefix(input, "testdata/")
 }
 
 // Passed reports whether the case passed.
@@ -131,7 +142,8 @@ func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 	}
 	results := make([]Result, 0, len(suite.Tests))
 	for i, tc := range suite.Tests {
-		res := Result{Suite: suitePath, Case: fmt.Sprintf("tests[%d] (%s)", i, tc.InputPath)}
+		res := Result{Suite: suitePath, Case: fmt.Sprintf("tests[%d] (%s)", i, tc.InputPath),
+			Name: caseName(suitePath, "health", tc.InputPath)}
 		obj, err := LoadObject(fsys, path.Join(dir, tc.InputPath))
 		if err != nil {
 			res.Failure = err.Error()

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,39 +16,79 @@ import (
 )
 
 type verifyFlags struct {
-	version *enumValue
+	version  *enumValue
+	openLibs bool
+	lint     bool
+	fuzz     int
+	seed     int64
+	fuzzOut  string
+	bench    bool
+	benchN   int
 }
+
+// defaultFuzz is the number of mutations per script and test object of a bare --fuzz.
+const defaultFuzz = 20
 
 func newVerifyCommand(o *Options) *cobra.Command {
 	f := &verifyFlags{version: newEnum("v2", "v2", "v3")}
 	cmd := &cobra.Command{
 		Use:   "verify [DIR...]",
-		Short: "Run every health_test.yaml and action_test.yaml under DIR (default: the bundled scripts) through Argo CD's sandbox",
+		Short: "Test, lint, fuzz and measure Argo CD Lua in resource_customizations trees (default: the bundled scripts)",
 		Long: `verify runs Argo CD-format test suites (health_test.yaml beside health.lua and
 actions/action_test.yaml beside discovery.lua and actions/<name>/action.lua, as in Argo CD's
-resource_customizations) through the same sandbox Argo CD uses for argocd-cm scripts and for every
-action: no string, math or os libraries. It prints each failure and a final "N passed, N failed" line,
-and exits 1 on any failure.`,
+resource_customizations) through the sandbox Argo CD gives each script: health scripts without string,
+math or os libraries unless --open-libs (argocd-cm's useOpenLibs, or Argo CD's built-in scripts), discovery
+and actions always without them.
+
+Before running anything it lints every script (--lint=false turns it off): standard-library and string
+method calls the sandbox lacks, globals, health statuses outside Argo CD's six, actions returning another
+kind without the create operation. With --fuzz it runs every script on mutations of its suites' test
+objects (fields dropped, nulled, retyped, lists emptied or made huge) and reports Lua errors, timeouts,
+non-table returns, invalid statuses, and Unknown or empty health a suite never expects; --fuzz-out DIR
+writes the smallest object for each finding there. --bench reports each script's cost per evaluation
+beside the VM floor.
+
+It prints each failure and finding on one line and a closing summary, and exits 1 on any failed case,
+lint finding or fuzz finding. A tree without suites is a notice, not an error.`,
 		Example: `  analysis-health verify
-  analysis-health verify ./resource_customizations`,
+  analysis-health verify ./resource_customizations --fuzz --fuzz-out /tmp/crashers
+  analysis-health verify ./resource_customizations --fuzz=200 --seed 7 --bench`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runVerify(o, f, args)
 		},
 	}
 	cmd.Flags().Var(f.version, "argocd-version", "Argo CD release line whose Lua VM behaviour to reproduce: v2|v3")
+	cmd.Flags().BoolVar(&f.openLibs, "open-libs", false, "health scripts run with open libraries (argocd-cm useOpenLibs, or Argo CD's built-in scripts)")
+	cmd.Flags().BoolVar(&f.lint, "lint", true, "lint every script against Argo CD's sandbox before running it")
+	cmd.Flags().IntVar(&f.fuzz, "fuzz", 0, fmt.Sprintf("fuzz every script with N mutations per test object (bare --fuzz: %d)", defaultFuzz))
+	cmd.Flags().Lookup("fuzz").NoOptDefVal = fmt.Sprint(defaultFuzz)
+	cmd.Flags().Int64Var(&f.seed, "seed", 1, "seed of the fuzzer's choices: the same seed repeats a run")
+	cmd.Flags().StringVar(&f.fuzzOut, "fuzz-out", "", "write the smallest object of each fuzz finding to this directory, as YAML")
+	cmd.Flags().BoolVar(&f.bench, "bench", false, "report each script's ns and allocations per evaluation beside the VM floor")
+	cmd.Flags().IntVar(&f.benchN, "bench-n", 200, "evaluations per test object for --bench")
 	return cmd
 }
 
+type verifyTree struct {
+	name string
+	fsys fs.FS
+}
+
 func runVerify(o *Options, f *verifyFlags, dirs []string) error {
-	profile, _ := engine.ParseProfile(f.version.String())
-	runner := verify.Runner{Engine: engine.Engine{Profile: profile}}
-	type tree struct {
-		name string
-		fsys fs.FS
+	if f.fuzz < 0 {
+		return usageError("--fuzz must be positive, got %d", f.fuzz)
 	}
-	var trees []tree
+	if f.fuzzOut != "" && f.fuzz == 0 {
+		return usageError("--fuzz-out needs --fuzz")
+	}
+	profile, err := engine.ParseProfile(f.version.String())
+	if err != nil {
+		return usageError("%v", err)
+	}
+	eng := engine.Engine{Profile: profile, OpenLibs: f.openLibs}
+	var trees []verifyTree
 	if len(dirs) == 0 {
-		trees = append(trees, tree{"(bundled)", lua.FS})
+		trees = append(trees, verifyTree{"(bundled)", lua.FS})
 	}
 	for _, d := range dirs {
 		info, err := os.Stat(d)
@@ -55,11 +98,20 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 		if !info.IsDir() {
 			return fmt.Errorf("%s: not a directory", d)
 		}
-		trees = append(trees, tree{d, os.DirFS(d)})
+		trees = append(trees, verifyTree{d, os.DirFS(d)})
 	}
+
+	// Everything that can fail to load does so before anything is printed.
 	var total verify.Report
+	var lintLines, fuzzLines, benchLines []string
+	var fuzzFindings []verify.FuzzFinding
+	cases := 0
 	for _, t := range trees {
-		rep, err := runner.Tree(t.fsys, ".")
+		rep, err := verify.Runner{Engine: eng}.Tree(t.fsys, ".")
+		if errors.Is(err, verify.ErrNoSuites) {
+			fmt.Fprintf(o.ErrOut, "%s: no health_test.yaml or action_test.yaml found, nothing to verify\n", t.name)
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.name, err)
 		}
@@ -67,20 +119,83 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 			rep.Results[i].Suite = prefix(t.name, rep.Results[i].Suite)
 		}
 		total.Results = append(total.Results, rep.Results...)
+		if f.lint {
+			findings, err := verify.Lint(t.fsys, f.openLibs)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			for _, lf := range findings {
+				lf.Path = prefix(t.name, lf.Path)
+				lintLines = append(lintLines, "LINT "+lf.String())
+			}
+		}
+		if f.fuzz > 0 {
+			fz, err := verify.Fuzz(t.fsys, verify.FuzzOptions{Engine: eng, HealthOpenLibs: f.openLibs, N: f.fuzz, Seed: f.seed})
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			cases += fz.Cases()
+			for _, ff := range fz.Findings() {
+				ff.Script, ff.From = prefix(t.name, ff.Script), prefix(t.name, ff.From)
+				fuzzFindings = append(fuzzFindings, ff)
+			}
+		}
+		if f.bench {
+			res, err := verify.Bench(t.fsys, eng, f.openLibs, f.benchN)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			for _, r := range res {
+				benchLines = append(benchLines, fmt.Sprintf("BENCH %-60s %9.0f ns/op %7.0f allocs/op   (VM floor %7.0f ns/op %6.0f allocs/op, %d objects)",
+					prefix(t.name, r.Path), r.NsPerOp, r.AllocsPerOp, r.FloorNsPerOp, r.FloorAllocsOp, r.Objects))
+			}
+		}
 	}
+	var written []string
+	if f.fuzzOut != "" {
+		written, err = verify.WriteFindings(f.fuzzOut, fuzzFindings)
+		if err != nil {
+			return err
+		}
+	}
+	for i, ff := range fuzzFindings {
+		line := "FUZZ " + ff.Summary()
+		if i < len(written) {
+			line += " -> " + filepath.ToSlash(written[i])
+		}
+		fuzzLines = append(fuzzLines, line)
+	}
+
 	for _, line := range total.Failures() {
 		fmt.Fprintln(o.Out, "FAIL "+line)
 	}
-	fmt.Fprintln(o.Out, total.Summary())
-	if _, failed := total.Counts(); failed > 0 {
+	for _, lines := range [][]string{lintLines, fuzzLines, benchLines} {
+		for _, l := range lines {
+			fmt.Fprintln(o.Out, l)
+		}
+	}
+	summary := []string{total.Summary()}
+	if f.lint {
+		summary = append(summary, fmt.Sprintf("%d lint findings", len(lintLines)))
+	}
+	if f.fuzz > 0 {
+		summary = append(summary, fmt.Sprintf("%d fuzz findings in %d evaluations (seed %d)", len(fuzzFindings), cases, f.seed))
+	}
+	if len(total.Results) > 0 {
+		fmt.Fprintln(o.Out, strings.Join(summary, ", "))
+	}
+	if _, failed := total.Counts(); failed > 0 || len(lintLines) > 0 || len(fuzzFindings) > 0 {
 		return &ExitError{Code: 1}
 	}
 	return nil
 }
 
 func prefix(dir, p string) string {
+	if p == "" {
+		return p
+	}
 	if dir == "(bundled)" {
 		return "lua/" + p
 	}
-	return dir + "/" + p
+	return strings.TrimSuffix(dir, "/") + "/" + p
 }

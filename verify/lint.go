@@ -1,0 +1,28 @@
+package verify
+
+import (
+	"io/fs"
+
+	"github.com/analysis-health/analysis-health/lint"
+)
+
+// Lint checks every script of the tree against Argo CD's sandbox. healthOpenLibs says health scripts run
+// with open libraries (built-ins, or argocd-cm with useOpenLibs); discovery and actions never do.
+func Lint(fsys fs.FS, healthOpenLibs bool) ([]lint.Finding, error) {
+	scripts, err := Scripts(fsys)
+	if err != nil {
+		return nil, err
+	}
+	var out []lint.Finding
+	for _, s := range scripts {
+		f, err := lint.Check(lint.Script{
+			Path: s.Path, Source: s.Source, Role: s.Role, Kind: s.Kind,
+			OpenLibs: s.Role == lint.Health && healthOpenLibs,
+		})
+		if err != nil {
+			return nil, SyntaxError(s.Path, err)
+		}
+		out = append(out, f...)
+	}
+	return out, nil
+}
