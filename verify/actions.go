@@ -69,7 +69,7 @@ func (r Runner) ActionSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 			return nil, fmt.Errorf("%s: discoveryTests but no discovery.lua beside it", suitePath)
 		}
 		if err := engine.CheckSyntax(string(b)); err != nil {
-			return nil, SyntaxError(path.Join(dir, "discovery.lua"), err)
+			return nil, SyntaxError(path.Join(dir, "discovery.lua"), string(b), err)
 		}
 		discovery = string(b)
 	}

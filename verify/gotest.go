@@ -57,6 +57,27 @@ const DefaultArgoCD = "v3"
 // syntax error fail t at once.
 func Test(t *testing.T, fsys fs.FS, opts Options) {
 	t.Helper()
+	run(goT{t}, fsys, opts)
+}
+
+// tester is the part of *testing.T that Test uses, so its own tests can record what it reports.
+type tester interface {
+	Helper()
+	Error(args ...any)
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Run(name string, f func(tester)) bool
+}
+
+type goT struct{ *testing.T }
+
+func (g goT) Run(name string, f func(tester)) bool {
+	return g.T.Run(name, func(t *testing.T) { f(goT{t}) })
+}
+
+func run(t tester, fsys fs.FS, opts Options) {
+	t.Helper()
 	eng, err := opts.Engine()
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +91,7 @@ func Test(t *testing.T, fsys fs.FS, opts Options) {
 		t.Fatal(err)
 	}
 	for _, res := range rep.Results {
-		t.Run(res.Name, func(t *testing.T) {
+		t.Run(res.Name, func(t tester) {
 			if !res.Passed() {
 				t.Errorf("%s: %s: %s", res.Suite, res.Case, res.Failure)
 			}
@@ -87,7 +108,7 @@ func Test(t *testing.T, fsys fs.FS, opts Options) {
 		}
 		scripts, _ := Scripts(fsys)
 		for _, s := range scripts {
-			t.Run(scriptTestName(s, "lint"), func(t *testing.T) {
+			t.Run(scriptTestName(s, "lint"), func(t tester) {
 				for _, f := range byScript[s.Path] {
 					t.Error(f)
 				}
@@ -100,7 +121,7 @@ func Test(t *testing.T, fsys fs.FS, opts Options) {
 			t.Fatal(err)
 		}
 		for _, s := range fz.Scripts {
-			t.Run(scriptTestName(ScriptFile{Path: s.Path}, "fuzz"), func(t *testing.T) {
+			t.Run(scriptTestName(ScriptFile{Path: s.Path}, "fuzz"), func(t tester) {
 				for _, f := range s.Findings {
 					b, _ := yaml.Marshal(f.Object)
 					t.Errorf("%s\nsmallest object:\n%s", f.Summary(), b)

@@ -20,7 +20,7 @@ func Lint(fsys fs.FS, healthOpenLibs bool) ([]lint.Finding, error) {
 			OpenLibs: s.Role == lint.Health && healthOpenLibs,
 		})
 		if err != nil {
-			return nil, SyntaxError(s.Path, err)
+			return nil, SyntaxError(s.Path, s.Source, err)
 		}
 		out = append(out, f...)
 	}

@@ -72,7 +72,7 @@ func Scripts(fsys fs.FS) ([]ScriptFile, error) {
 		}
 		s.Path, s.Source = p, string(raw)
 		if err := engine.CheckSyntax(s.Source); err != nil {
-			return SyntaxError(p, err)
+			return SyntaxError(p, s.Source, err)
 		}
 		out = append(out, s)
 		return nil
@@ -86,11 +86,15 @@ func Scripts(fsys fs.FS) ([]ScriptFile, error) {
 
 var luaLine = regexp.MustCompile(`line:(\d+)`)
 
-// SyntaxError renders gopher-lua's syntax error as "file:line: message".
-func SyntaxError(file string, err error) error {
+// SyntaxError renders gopher-lua's syntax error in src as "file:line: message"; an error at the end of
+// the file (a missing end) is given the file's last line.
+func SyntaxError(file, src string, err error) error {
 	msg := strings.TrimSpace(err.Error())
 	if m := luaLine.FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("%s:%s: %s", file, m[1], msg)
+	}
+	if strings.Contains(msg, "at EOF") {
+		return fmt.Errorf("%s:%d: %s", file, strings.Count(strings.TrimRight(src, "\n"), "\n")+1, msg)
 	}
 	return fmt.Errorf("%s: %s", file, msg)
 }
@@ -242,4 +246,18 @@ func inTestdata(p string) bool {
 		}
 	}
 	return false
+}
+
+// readAll reads every file of fsys, keyed by path.
+func readAll(fsys fs.FS) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, p)
+		out[p] = b
+		return err
+	})
+	return out, err
 }

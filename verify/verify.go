@@ -138,7 +138,7 @@ func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 		return nil, fmt.Errorf("%s: no health.lua beside it", suitePath)
 	}
 	if err := engine.CheckSyntax(string(script)); err != nil {
-		return nil, SyntaxError(path.Join(dir, "health.lua"), err)
+		return nil, SyntaxError(path.Join(dir, "health.lua"), string(script), err)
 	}
 	results := make([]Result, 0, len(suite.Tests))
 	for i, tc := range suite.Tests {

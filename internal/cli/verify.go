@@ -113,7 +113,8 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
+			// The tree's errors start with the file they are about, relative to the tree.
+			return errors.New(prefix(t.name, err.Error()))
 		}
 		for i := range rep.Results {
 			rep.Results[i].Suite = prefix(t.name, rep.Results[i].Suite)
@@ -174,15 +175,15 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 			fmt.Fprintln(o.Out, l)
 		}
 	}
-	summary := []string{total.Summary()}
-	if f.lint {
-		summary = append(summary, fmt.Sprintf("%d lint findings", len(lintLines)))
-	}
-	if f.fuzz > 0 {
-		summary = append(summary, fmt.Sprintf("%d fuzz findings in %d evaluations (seed %d)", len(fuzzFindings), cases, f.seed))
-	}
+	// The last line stays "N passed, N failed", as scripts reading it expect.
 	if len(total.Results) > 0 {
-		fmt.Fprintln(o.Out, strings.Join(summary, ", "))
+		if f.lint {
+			fmt.Fprintf(o.Out, "%d lint findings\n", len(lintLines))
+		}
+		if f.fuzz > 0 {
+			fmt.Fprintf(o.Out, "%d fuzz findings in %d evaluations (seed %d)\n", len(fuzzFindings), cases, f.seed)
+		}
+		fmt.Fprintln(o.Out, total.Summary())
 	}
 	if _, failed := total.Counts(); failed > 0 || len(lintLines) > 0 || len(fuzzFindings) > 0 {
 		return &ExitError{Code: 1}

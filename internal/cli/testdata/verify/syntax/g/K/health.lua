@@ -1,0 +1,4 @@
+local hs = {}
+if obj.status then
+  hs.status = "Healthy"
+return hs

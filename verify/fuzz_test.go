@@ -1,0 +1,197 @@
+package verify_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/lua"
+	"github.com/analysis-health/analysis-health/verify"
+)
+
+const widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  mode: a\nstatus:\n  phase: Ready\n"
+
+// kindTree holds one health script per finding kind (each under its own kind), plus actions that fail
+// in the VM or refuse an object on purpose.
+func kindTree() fstest.MapFS {
+	fsys := fstest.MapFS{}
+	add := func(kind, health string) {
+		fsys["example.com/"+kind+"/health.lua"] = &fstest.MapFile{Data: []byte(health)}
+		fsys["example.com/"+kind+"/health_test.yaml"] = &fstest.MapFile{Data: []byte("tests:\n- healthStatus: {status: Healthy}\n  inputPath: testdata/w.yaml\n")}
+		fsys["example.com/"+kind+"/testdata/w.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(widget, "Widget", kind, 1))}
+	}
+	ok := `if type(obj.status) == "table" and obj.status.phase == "Ready" then return {status = "Healthy"} end `
+	add("Crash", `return {status = obj.status.phase == "Ready" and "Healthy" or "Degraded"}`)
+	add("Slow", ok+`while true do end`)
+	add("Text", ok+`return "Degraded"`)
+	add("Lowercase", ok+`return {status = "degraded"}`)
+	add("Unknown", ok+`return {status = "Unknown", message = "no idea"}`)
+	add("Empty", ok+`return {}`)
+	add("Fine", ok+`return {status = "Degraded", message = "not ready"}`)
+	fsys["example.com/Fine/actions/discovery.lua"] = &fstest.MapFile{Data: []byte(`return {touch = {disabled = obj.spec.mode == "off"}}`)}
+	fsys["example.com/Fine/actions/touch/action.lua"] = &fstest.MapFile{Data: []byte(`if type(obj.spec) ~= "table" then error("no spec", 0) end
+obj.spec.touched = true
+return obj`)}
+	fsys["example.com/Fine/actions/action_test.yaml"] = &fstest.MapFile{Data: []byte("actionTests:\n- action: touch\n  inputPath: ../testdata/w.yaml\n  expectedErrorMessage: x\n")}
+	return fsys
+}
+
+func TestFuzzFindingKinds(t *testing.T) {
+	rep, err := verify.Fuzz(kindTree(), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V3, Timeout: 20 * time.Millisecond}, N: 30, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]map[verify.FindingKind]bool{}
+	for _, f := range rep.Findings() {
+		if kinds[f.Script] == nil {
+			kinds[f.Script] = map[verify.FindingKind]bool{}
+		}
+		kinds[f.Script][f.Kind] = true
+	}
+	want := map[string]verify.FindingKind{
+		"example.com/Crash/health.lua":     verify.LuaError,
+		"example.com/Slow/health.lua":      verify.Timeout,
+		"example.com/Text/health.lua":      verify.NonTable,
+		"example.com/Lowercase/health.lua": verify.InvalidStatus,
+		"example.com/Unknown/health.lua":   verify.UnknownStatus,
+		"example.com/Empty/health.lua":     verify.NoStatus,
+		// discovery indexes obj.spec without a guard
+		"example.com/Fine/actions/discovery.lua": verify.LuaError,
+	}
+	for script, kind := range want {
+		if len(kinds[script]) != 1 || !kinds[script][kind] {
+			t.Errorf("%s: findings %v, want only %s", script, kinds[script], kind)
+		}
+	}
+	for script := range kinds {
+		if _, ok := want[script]; !ok {
+			t.Errorf("%s: unexpected findings %v", script, kinds[script])
+		}
+	}
+	for _, s := range rep.Scripts {
+		if s.Cases != 30 || s.Seeds != 1 {
+			t.Errorf("%s: %d seeds, %d cases, want 1 and 30", s.Path, s.Seeds, s.Cases)
+		}
+	}
+}
+
+// The suite saying Unknown or no status is expected turns those outcomes into intent.
+func TestFuzzExpectedOutcomesAreNotFindings(t *testing.T) {
+	fsys := kindTree()
+	fsys["example.com/Unknown/health_test.yaml"].Data = []byte("tests:\n- healthStatus: {status: Unknown, message: no idea}\n  inputPath: testdata/w.yaml\n")
+	fsys["example.com/Empty/health_test.yaml"].Data = []byte("tests:\n- healthStatus: {}\n  inputPath: testdata/w.yaml\n")
+	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V3, Timeout: 20 * time.Millisecond}, N: 30, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings() {
+		if strings.Contains(f.Script, "/Unknown/") || strings.Contains(f.Script, "/Empty/") {
+			t.Errorf("expected outcome reported: %s", f.Summary())
+		}
+	}
+}
+
+func TestFuzzIsReproducible(t *testing.T) {
+	run := func(seed int64) verify.FuzzReport {
+		rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V2}, N: 40, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	a, b, c := run(7), run(7), run(8)
+	if !reflect.DeepEqual(a, b) {
+		t.Error("two runs with the same seed differ")
+	}
+	if reflect.DeepEqual(a, c) {
+		t.Error("runs with different seeds are identical")
+	}
+}
+
+// Our own scripts: no finding of any kind, under either profile.
+func TestFuzzBundledTreeIsClean(t *testing.T) {
+	for _, p := range []engine.Profile{engine.V2, engine.V3} {
+		rep, err := verify.Fuzz(lua.FS, verify.FuzzOptions{Engine: engine.Engine{Profile: p}, N: 6, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Cases() < 1000 {
+			t.Errorf("%s: only %d evaluations", p, rep.Cases())
+		}
+		for _, f := range rep.Findings() {
+			t.Errorf("%s: %s", p, f.Summary())
+		}
+		findings, err := verify.Lint(lua.FS, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range findings {
+			t.Error(f)
+		}
+	}
+}
+
+func TestWriteFindingsStaysInsideDir(t *testing.T) {
+	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V2}, N: 20, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings := rep.Findings()
+	if len(findings) == 0 {
+		t.Fatal("no findings to write")
+	}
+	findings[0].Script = "../../etc/passwd" // a hostile name stays a file name
+	root := t.TempDir()
+	dir := filepath.Join(root, "out")
+	paths, err := verify.WriteFindings(dir, findings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 1 || entries[0].Name() != "out" {
+		t.Errorf("wrote outside --fuzz-out: %v", entries)
+	}
+	files, _ := os.ReadDir(dir)
+	if len(files) != len(findings) || len(paths) != len(findings) {
+		t.Fatalf("%d files for %d findings", len(files), len(findings))
+	}
+	for i, p := range paths {
+		if filepath.Dir(p) != dir {
+			t.Errorf("%s is not directly in %s", p, dir)
+		}
+		obj, err := verify.LoadObject(os.DirFS(dir), filepath.Base(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(obj, findings[i].Object) {
+			t.Errorf("%s does not hold the finding's object", p)
+		}
+	}
+}
+
+func ExampleFuzz() {
+	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{
+		Engine: engine.Engine{Profile: engine.V3}, N: 20, Seed: 1,
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range rep.Findings() {
+		fmt.Println(f.Kind, f.Message)
+	}
+	// Output:
+	// lua-error <string>:2: attempt to index a non-table object(nil) with key 'phase'
+	// lua-error <string>:4: attempt to index a non-table object(nil) with key 'find'
+	// lua-error <string>:2: attempt to index a non-table object(string) with key 'phase'
+}
+
+// A user's own test: every suite, lint and fuzz of the tree as subtests.
+func TestExampleTree(t *testing.T) {
+	verify.Test(t, os.DirFS("testdata/example"), verify.Options{ArgoCD: "v3", Fuzz: 20, Seed: 1})
+}

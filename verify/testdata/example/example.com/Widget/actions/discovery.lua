@@ -1,0 +1,3 @@
+local actions = {}
+actions["restart"] = {disabled = type(obj.spec) ~= "table"}
+return actions
