@@ -21,8 +21,11 @@ func (r *recorder) Helper()                           {}
 func (r *recorder) Error(args ...any)                 { r.add(fmt.Sprint(args...)) }
 func (r *recorder) Errorf(format string, args ...any) { r.add(fmt.Sprintf(format, args...)) }
 func (r *recorder) Fatal(args ...any)                 { r.add(fmt.Sprint(args...)); panic(fatal{}) }
-func (r *recorder) Fatalf(format string, args ...any) { r.add(fmt.Sprintf(format, args...)); panic(fatal{}) }
-func (r *recorder) add(msg string)                    { r.report[r.name] = append(r.report[r.name], msg) }
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.add(fmt.Sprintf(format, args...))
+	panic(fatal{})
+}
+func (r *recorder) add(msg string) { r.report[r.name] = append(r.report[r.name], msg) }
 func (r *recorder) Run(name string, f func(tester)) bool {
 	sub := &recorder{name: strings.TrimPrefix(r.name+"/"+name, "/"), report: r.report}
 	r.report[sub.name] = r.report[sub.name]
