@@ -43,7 +43,7 @@ return obj`)}
 }
 
 func TestFuzzFindingKinds(t *testing.T) {
-	rep, err := verify.Fuzz(kindTree(), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V3, Timeout: 20 * time.Millisecond}, N: 30, Seed: 3})
+	rep, err := verify.Fuzz(kindTree(), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V3, Timeout: 100 * time.Millisecond}, N: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestFuzzExpectedOutcomesAreNotFindings(t *testing.T) {
 	fsys := kindTree()
 	fsys["example.com/Unknown/health_test.yaml"].Data = []byte("tests:\n- healthStatus: {status: Unknown, message: no idea}\n  inputPath: testdata/w.yaml\n")
 	fsys["example.com/Empty/health_test.yaml"].Data = []byte("tests:\n- healthStatus: {}\n  inputPath: testdata/w.yaml\n")
-	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V3, Timeout: 20 * time.Millisecond}, N: 30, Seed: 3})
+	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V3, Timeout: 100 * time.Millisecond}, N: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
