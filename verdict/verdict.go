@@ -272,7 +272,13 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 	if stable != hash {
 		return finish(Running, fmt.Sprintf("revision %s is not fully promoted yet (stable revision %s)", hash, stable))
 	}
-	msg := fmt.Sprintf("revision %s is fully promoted and every analysis of it passed (%d runs)", hash, len(runs)+len(experiments))
+	n := len(runs) + len(experiments)
+	msg := fmt.Sprintf("revision %s is fully promoted and every analysis of it passed (%d runs)", hash, n)
+	if n == 1 {
+		msg = fmt.Sprintf("revision %s is fully promoted and its analysis passed", hash)
+	} else if n == 0 {
+		msg = fmt.Sprintf("revision %s is fully promoted; it had no analysis", hash)
+	}
 	return finish(Successful, msg)
 }
 
