@@ -1,7 +1,7 @@
 # analysis-health — see README.md.
 GO ?= go
 # Packages with golden files (they define the -update flag).
-GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/
+GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
 .PHONY: all build test test-v2 test-v3 bench fuzz golden verify example e2e skips-reset skips-summary check-no-skips
 
@@ -9,6 +9,7 @@ all: build test
 
 build:
 	$(GO) build -o bin/analysis-health ./cmd/analysis-health
+	$(GO) build -o bin/rollouts-plugin-metric-analysis-health ./cmd/rollouts-plugin-metric-analysis-health
 
 # Proofs that need upstream files outside the Go modules (internal/upstream: $ANALYSIS_HEALTH_VENDOR,
 # default ../shared/vendor) skip when they are absent and append one line each to this log; `make test`
