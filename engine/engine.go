@@ -121,7 +121,7 @@ func validStatus(s string) bool {
 // run evaluates script with obj as the global `obj` and hands the value left on the stack to read,
 // before the state is closed.
 func (e Engine) run(obj map[string]any, script string, params map[string]string, read func(lua.LValue) error) error {
-	L := lua.NewState(lua.Options{SkipOpenLibs: !e.OpenLibs})
+	L := lua.NewState(lua.Options{SkipOpenLibs: !e.OpenLibs, RegistrySize: initialRegistrySize, RegistryMaxSize: lua.RegistrySize})
 	defer L.Close()
 	openSandbox(L)
 

@@ -25,6 +25,7 @@ func openSandbox(L *lua.LState) {
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
+	cachedLoadString(L)
 	L.PreloadModule(lua.OsLibName, func(L *lua.LState) int {
 		L.Push(L.SetFuncs(L.NewTable(), safeOs))
 		return 1

@@ -8,6 +8,7 @@ package manifest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +16,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/internal/ordered"
 )
 
 // Object is one decoded object and where it came from.
@@ -77,42 +81,135 @@ func Read(paths []string, stdin io.Reader) ([]Object, error) {
 	return out, nil
 }
 
-// ReadStreams is Read keeping each file (or stdin) as a Stream, in the order read.
+// ReadStreams is Read keeping each file (or stdin) as a Stream, in the order read. Documents are decoded
+// on every core; the first error in input order is returned.
 func ReadStreams(paths []string, stdin io.Reader) ([]Stream, error) {
 	var out []Stream
-	for _, p := range paths {
+	r := NewReader(paths, stdin)
+	r.opened = func(source string) { out = append(out, Stream{Source: source}) }
+	r.closed = func(tail []byte) { out[len(out)-1].Tail = tail }
+	next := func() (docJob, bool, error) {
+		c, ok, err := r.nextChunk()
+		return docJob{stream: len(out) - 1, source: r.source, c: c}, ok, err
+	}
+	decode := func(j docJob) (docJob, error) {
+		objs, err := decodeDocument(j.source, j.c.doc, j.c.body)
+		j.objs = objs
+		return j, err
+	}
+	emit := func(j docJob) error {
+		s := &out[j.stream]
+		s.Docs = append(s.Docs, Document{Doc: j.c.doc, Lead: j.c.lead, Raw: j.c.body, Objects: j.objs})
+		return nil
+	}
+	if err := ordered.Map(0, next, decode, emit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+type docJob struct {
+	stream int
+	source string
+	c      chunk
+	objs   []Object
+}
+
+// Reader reads sources one after the other and splits them into units that decode independently, for
+// callers that process objects as they come rather than all at once. Each source is read whole (a List is
+// one document anyway), its objects are decoded only when asked for, one unit at a time.
+type Reader struct {
+	paths  []string
+	stdin  io.Reader
+	files  []string // the rest of the current path's expansion
+	split  *splitter
+	source string
+	units  []Unit
+	// opened and closed, when set, see each source begin and end (with its tail).
+	opened func(source string)
+	closed func(tail []byte)
+}
+
+// NewReader reads paths in order; "-" reads stdin, folders are walked as Read walks them.
+func NewReader(paths []string, stdin io.Reader) *Reader {
+	return &Reader{paths: paths, stdin: stdin}
+}
+
+// Next returns the next unit in input order; ok is false after the last one.
+func (r *Reader) Next() (u Unit, ok bool, err error) {
+	for len(r.units) == 0 {
+		c, ok, err := r.nextChunk()
+		if err != nil || !ok {
+			return Unit{}, ok, err
+		}
+		r.units = planDocument(r.source, c.doc, c.body)
+	}
+	u, r.units = r.units[0], r.units[1:]
+	return u, true, nil
+}
+
+// nextChunk returns the next document, opening the next source when one ends.
+func (r *Reader) nextChunk() (chunk, bool, error) {
+	for {
+		if r.split != nil {
+			c, ok, err := r.split.next()
+			if err != nil {
+				return chunk{}, false, fmt.Errorf("%s (document %d): %w", r.source, r.split.doc+1, err)
+			}
+			if ok {
+				return c, true, nil
+			}
+			if r.closed != nil {
+				r.closed(r.split.tail)
+			}
+			r.split = nil
+		}
+		if err := r.open(); err != nil {
+			return chunk{}, false, err
+		}
+		if r.split == nil {
+			return chunk{}, false, nil
+		}
+	}
+}
+
+// open starts the next source, leaving r.split nil when there is none.
+func (r *Reader) open() error {
+	for len(r.files) == 0 {
+		if len(r.paths) == 0 {
+			return nil
+		}
+		p := r.paths[0]
+		r.paths = r.paths[1:]
 		if p == "-" {
-			if stdin == nil {
-				return nil, errors.New("-: no standard input")
-			}
-			raw, err := io.ReadAll(stdin)
-			if err != nil {
-				return nil, fmt.Errorf("-: %w", err)
-			}
-			s, err := DecodeStream("-", raw)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-			continue
+			r.files = []string{"-"}
+			break
 		}
 		files, err := expand(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, f := range files {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				return nil, err
-			}
-			s, err := DecodeStream(f, raw)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
+		r.files = files
 	}
-	return out, nil
+	f := r.files[0]
+	r.files = r.files[1:]
+	var raw []byte
+	var err error
+	if f == "-" {
+		if r.stdin == nil {
+			return errors.New("-: no standard input")
+		}
+		if raw, err = io.ReadAll(r.stdin); err != nil {
+			return fmt.Errorf("-: %w", err)
+		}
+	} else if raw, err = os.ReadFile(f); err != nil {
+		return err
+	}
+	r.source, r.split = f, &splitter{raw: raw}
+	if r.opened != nil {
+		r.opened(f)
+	}
+	return nil
 }
 
 func expand(p string) ([]string, error) {
@@ -197,64 +294,197 @@ func (s Stream) Objects() []Object {
 // DecodeStream splits raw into documents exactly where k8s.io/apimachinery's YAMLReader does (a line
 // starting with "---" followed only by blanks or a comment), keeping every byte, and decodes each document.
 func DecodeStream(source string, raw []byte) (Stream, error) {
-	chunks, tail, err := splitDocuments(raw)
-	if err != nil {
-		return Stream{}, fmt.Errorf("%s (document %d): %w", source, len(chunks)+1, err)
-	}
-	s := Stream{Source: source, Tail: tail}
-	for i, c := range chunks {
-		d := Document{Doc: i + 1, Lead: c.lead, Raw: c.body}
-		objs, err := decodeDocument(source, d.Doc, c.body)
+	sp := &splitter{raw: raw}
+	s := Stream{Source: source}
+	for {
+		c, ok, err := sp.next()
+		if err != nil {
+			return Stream{}, fmt.Errorf("%s (document %d): %w", source, sp.doc+1, err)
+		}
+		if !ok {
+			break
+		}
+		objs, err := decodeDocument(source, c.doc, c.body)
 		if err != nil {
 			return Stream{}, err
 		}
-		d.Objects = objs
-		s.Docs = append(s.Docs, d)
+		s.Docs = append(s.Docs, Document{Doc: c.doc, Lead: c.lead, Raw: c.body, Objects: objs})
 	}
+	s.Tail = sp.tail
 	return s, nil
 }
 
-type chunk struct{ lead, body []byte }
+// chunk is one document as split: its separator lines and its own lines, both slices of the input.
+type chunk struct {
+	doc        int
+	lead, body []byte
+}
 
-// splitDocuments reproduces the document boundaries of apimachinery's YAMLReader.Read, which error
-// messages ("document N") have always counted: a separator line ends a non-empty document and is consumed;
-// a separator met while no document is open (at the start, or right after another separator) is written
+// splitter reproduces the document boundaries of apimachinery's YAMLReader.Read, which error messages
+// ("document N") have always counted: a separator line ends a non-empty document and is consumed; a
+// separator met while no document is open (at the start, or right after another separator) is written
 // into the next document, so "---\n---\nx" is two documents, the first one empty, and "x\n---\n" is one.
-// Separator lines go to Lead and everything else to Raw, so re-emitting Lead+Raw gives the input back.
-func splitDocuments(raw []byte) (chunks []chunk, tail []byte, err error) {
-	var cur chunk
-	open := false // YAMLReader's buffer.Len() != 0
-	for len(raw) > 0 {
-		n := bytes.IndexByte(raw, '\n') + 1
+// Separator lines go to lead and everything else to body; both are slices of raw (a document's separator
+// lines always come before its own lines), so nothing is copied and re-emitting lead+body gives the
+// input back.
+type splitter struct {
+	raw []byte
+	pos int
+	doc int // documents returned so far
+	// carry is where the separator that ended the last document starts: it opens the next one.
+	carry int
+	moved bool
+	tail  []byte
+}
+
+func (sp *splitter) next() (chunk, bool, error) {
+	start, open := sp.pos, false
+	if sp.moved {
+		start, sp.moved = sp.carry, false
+	}
+	leadEnd := sp.pos
+	for sp.pos < len(sp.raw) {
+		n := bytes.IndexByte(sp.raw[sp.pos:], '\n') + 1
 		if n == 0 {
-			n = len(raw)
+			n = len(sp.raw) - sp.pos
 		}
-		line := raw[:n]
-		raw = raw[n:]
-		if bytes.HasPrefix(line, []byte("---")) {
-			if rest := strings.TrimSpace(string(line[3:])); rest != "" && rest[0] != '#' {
-				return chunks, nil, fmt.Errorf("invalid Yaml document separator: %s", rest)
-			}
-			if open {
-				chunks = append(chunks, cur)
-				cur = chunk{lead: append([]byte(nil), line...)}
-				open = false
-				continue
-			}
-			cur.lead = append(cur.lead, line...)
+		line := sp.raw[sp.pos : sp.pos+n]
+		if !bytes.HasPrefix(line, []byte("---")) {
+			sp.pos += n
 			open = true
 			continue
 		}
-		cur.body = append(cur.body, line...)
+		if rest := strings.TrimSpace(string(line[3:])); rest != "" && rest[0] != '#' {
+			return chunk{}, false, fmt.Errorf("invalid Yaml document separator: %s", rest)
+		}
+		if open {
+			sp.doc++
+			c := chunk{doc: sp.doc, lead: sp.raw[start:leadEnd], body: sp.raw[leadEnd:sp.pos]}
+			sp.carry, sp.moved = sp.pos, true
+			sp.pos += n
+			return c, true, nil
+		}
+		sp.pos += n
+		leadEnd = sp.pos
 		open = true
 	}
 	if open {
-		return append(chunks, cur), nil, nil
+		sp.doc++
+		return chunk{doc: sp.doc, lead: sp.raw[start:leadEnd], body: sp.raw[leadEnd:sp.pos]}, true, nil
 	}
-	return chunks, cur.lead, nil
+	if start < sp.pos {
+		sp.tail = sp.raw[start:sp.pos]
+	}
+	return chunk{}, false, nil
 }
 
+// Unit is a part of the input that decodes on its own: a whole document, or one item of a JSON List
+// (see splitJSONList). Decode may run on any goroutine.
+type Unit struct {
+	Source string
+	Doc    int
+	// Item is the item's 1-based index in its List, 0 for a whole document.
+	Item int
+	// doc is the document's bytes (the Raw of its objects), item the item's when Item > 0.
+	doc, item []byte
+	// fallback decodes the whole document the general way, once for all its items, when an item is
+	// not JSON after all (YAML flow style is not always JSON).
+	fallback *fallback
+}
+
+type fallback struct {
+	once sync.Once
+	objs []Object
+	err  error
+}
+
+// Where names the unit's origin as Object.Where does.
+func (u Unit) Where() string { return Object{Source: u.Source, Doc: u.Doc, Item: u.Item}.Where() }
+
+// Decode decodes and checks the unit's objects: none for an empty document, the items of a List read
+// whole, one otherwise.
+func (u Unit) Decode() ([]Object, error) {
+	if u.Item == 0 {
+		return decodeGeneral(u.Source, u.Doc, u.doc)
+	}
+	var v any
+	if err := json.Unmarshal(u.item, &v); err != nil {
+		u.fallback.once.Do(func() { u.fallback.objs, u.fallback.err = decodeGeneral(u.Source, u.Doc, u.doc) })
+		if u.fallback.err != nil {
+			return nil, u.fallback.err
+		}
+		if u.Item > len(u.fallback.objs) {
+			return nil, fmt.Errorf("%s: %w", u.Where(), err)
+		}
+		return []Object{u.fallback.objs[u.Item-1]}, nil
+	}
+	m, ok := v.(map[string]any)
+	item := Object{Source: u.Source, Doc: u.Doc, Item: u.Item, Object: m, Raw: u.doc}
+	if !ok {
+		return nil, fmt.Errorf("%s: item is not an object", item.Where())
+	}
+	if err := item.validate(); err != nil {
+		return nil, err
+	}
+	return []Object{item}, nil
+}
+
+// planDocument cuts a document into units: one per item for a JSON List, the whole document otherwise.
+func planDocument(source string, doc int, body []byte) []Unit {
+	whole := []Unit{{Source: source, Doc: doc, doc: body}}
+	if !looksLikeJSON(body) {
+		return whole
+	}
+	l, err := splitJSONList(body)
+	if err != nil {
+		return whole
+	}
+	kind, _ := l.kind.(string)
+	if !strings.HasSuffix(kind, "List") {
+		return whole
+	}
+	if _, err := l.header(); err != nil {
+		return whole
+	}
+	units := make([]Unit, len(l.items))
+	fb := &fallback{}
+	for i, it := range l.items {
+		units[i] = Unit{Source: source, Doc: doc, Item: i + 1, doc: body, item: it, fallback: fb}
+	}
+	return units
+}
+
+func looksLikeJSON(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '{'
+	}
+	return false
+}
+
+// decodeDocument decodes every object of a document, its units one after the other.
 func decodeDocument(source string, doc int, body []byte) ([]Object, error) {
+	units := planDocument(source, doc, body)
+	if len(units) == 1 && units[0].Item == 0 {
+		return units[0].Decode()
+	}
+	out := make([]Object, 0, len(units))
+	for _, u := range units {
+		objs, err := u.Decode()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// decodeGeneral decodes a document with sigs.k8s.io/yaml (YAML, and JSON as YAML), as Kubernetes tools
+// read manifests.
+func decodeGeneral(source string, doc int, body []byte) ([]Object, error) {
 	if len(bytes.TrimSpace(stripComments(body))) == 0 {
 		return nil, nil
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/analysis-health/analysis-health/argocdcm"
 	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/ordered"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/manifest"
 )
@@ -107,15 +109,36 @@ func runHealth(o *Options, f *healthFlags) error {
 		source = s
 	}
 	profile, _ := engine.ParseProfile(f.version.String())
-	objs, err := manifest.Read(f.files, o.In)
+	rows, err := evaluateAll(manifest.NewReader(f.files, o.In), source, profile)
 	if err != nil {
 		return err
 	}
-	rows, err := evaluate(objs, source, profile)
-	if err != nil {
+	// Rows are small beside the objects they come from; holding them until the end means an error in the
+	// last object still leaves stdout empty.
+	var b bytes.Buffer
+	if err := writeRows(&b, f.output.String(), rows); err != nil {
 		return err
 	}
-	return writeRows(o.Out, f.output.String(), rows)
+	_, err = o.Out.Write(b.Bytes())
+	return err
+}
+
+// evaluateAll decodes and evaluates the input unit by unit on every core, keeping only the rows: memory
+// stays at the input's bytes plus the objects in flight, whatever the number of objects. Rows come in
+// input order, and the error returned is the first one in input order.
+func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
+	var rows []HealthRow
+	err := ordered.Map(0, r.Next, func(u manifest.Unit) ([]HealthRow, error) {
+		objs, err := u.Decode()
+		if err != nil {
+			return nil, err
+		}
+		return evaluate(objs, source, profile)
+	}, func(rs []HealthRow) error {
+		rows = append(rows, rs...)
+		return nil
+	})
+	return rows, err
 }
 
 func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
