@@ -79,8 +79,13 @@ type Engine struct {
 // A nil or empty-table result is an empty Health, an unknown status becomes Unknown with Argo CD's message,
 // and any other return type is an error.
 func (e Engine) Health(obj map[string]any, script string) (Health, error) {
+	return e.health(func(L *lua.LState) (lua.LValue, error) { return toLua(L, obj), nil }, script)
+}
+
+// health is Health with obj built into the state by build.
+func (e Engine) health(build func(*lua.LState) (lua.LValue, error), script string) (Health, error) {
 	var h Health
-	err := e.run(obj, script, nil, func(ret lua.LValue) error {
+	err := e.runWith(build, script, nil, func(ret lua.LValue) error {
 		switch ret.Type() {
 		case lua.LTNil:
 			return nil
@@ -121,6 +126,10 @@ func validStatus(s string) bool {
 // run evaluates script with obj as the global `obj` and hands the value left on the stack to read,
 // before the state is closed.
 func (e Engine) run(obj map[string]any, script string, params map[string]string, read func(lua.LValue) error) error {
+	return e.runWith(func(L *lua.LState) (lua.LValue, error) { return toLua(L, obj), nil }, script, params, read)
+}
+
+func (e Engine) runWith(build func(*lua.LState) (lua.LValue, error), script string, params map[string]string, read func(lua.LValue) error) error {
 	L := lua.NewState(lua.Options{SkipOpenLibs: !e.OpenLibs, RegistrySize: initialRegistrySize, RegistryMaxSize: lua.RegistrySize})
 	defer L.Close()
 	openSandbox(L)
@@ -132,7 +141,11 @@ func (e Engine) run(obj map[string]any, script string, params map[string]string,
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	L.SetContext(ctx)
-	L.SetGlobal("obj", toLua(L, obj))
+	obj, err := build(L)
+	if err != nil {
+		return err
+	}
+	L.SetGlobal("obj", obj)
 	if e.Profile == V3 {
 		tbl := L.CreateTable(0, len(params))
 		for k, v := range params {

@@ -21,6 +21,8 @@ type jsonList struct {
 	kind  any               // the value of "kind", decoded
 	other map[string][]byte // every other top-level value, undecoded (items excluded)
 	items [][]byte          // each item's bytes; nil items when "items" is null
+	// headers are the items' identifying fields, nil where the scan could not read them exactly.
+	headers []map[string]any
 	null  bool              // "items": null
 }
 
@@ -70,10 +72,22 @@ func splitJSONList(b []byte) (*jsonList, error) {
 				for {
 					s.space()
 					start := s.i
-					if !s.skipValue(1) {
-						return nil, errNotJSONList
+					if s.peek() == '{' {
+						// Read the item's identifying fields on the way (see Header).
+						end, header, ok := scanHeader(b, s.i)
+						if !ok {
+							return nil, errNotJSONList
+						}
+						s.i = end
+						l.items = append(l.items, b[start:s.i])
+						l.headers = append(l.headers, header)
+					} else {
+						if !s.skipValue(1) {
+							return nil, errNotJSONList
+						}
+						l.items = append(l.items, b[start:s.i])
+						l.headers = append(l.headers, nil)
 					}
-					l.items = append(l.items, b[start:s.i])
 					s.space()
 					if s.eat(']') {
 						break
@@ -227,5 +241,113 @@ func (s *scanner) skipValue(depth int) bool {
 			s.i++
 		}
 		return s.i > start
+	}
+}
+
+// Header is, for an item of a JSON List, the object with only the fields that identify it decoded
+// (apiVersion, kind, metadata.name and metadata.namespace; metadata's type as it is), checked as
+// Decode checks objects, and the item's own JSON, for a caller that decodes the rest itself (the
+// engine builds Lua tables from JSON directly). ok is false for any other unit, and for an item whose top
+// level the scan could not read exactly (not an object, a repeated key): then use Decode. The header
+// does not check the rest of the item; the caller's decoder must.
+func (u Unit) Header() (obj Object, item []byte, ok bool, err error) {
+	if u.Item == 0 || u.header == nil {
+		return Object{}, nil, false, nil
+	}
+	obj = Object{Source: u.Source, Doc: u.Doc, Item: u.Item, Object: u.header, Raw: u.doc}
+	if err := obj.validate(); err != nil {
+		return Object{}, nil, true, err
+	}
+	return obj, u.item, true, nil
+}
+
+// scanHeader reads the object at b[at:] to its end, decoding only its identifying fields.
+func scanHeader(b []byte, at int) (end int, header map[string]any, ok bool) {
+	header = map[string]any{}
+	end, ok = eachMember(b, at, func(key string, v []byte) bool {
+		switch key {
+		case "apiVersion", "kind":
+			var x any
+			if json.Unmarshal(v, &x) != nil {
+				return false
+			}
+			header[key] = x
+		case "metadata":
+			if v[0] != '{' {
+				var x any
+				if json.Unmarshal(v, &x) != nil {
+					return false
+				}
+				if x != nil {
+					header[key] = x
+				}
+				return true
+			}
+			meta := map[string]any{}
+			header[key] = meta
+			_, ok := eachMember(v, 0, func(key string, v []byte) bool {
+				if key == "name" || key == "namespace" {
+					var x any
+					if json.Unmarshal(v, &x) != nil {
+						return false
+					}
+					meta[key] = x
+				}
+				return true
+			})
+			return ok
+		}
+		return true
+	})
+	return end, header, ok
+}
+
+// eachMember calls fn with every member of the JSON object at b[at:], its value undecoded, and returns
+// where the object ends; it stops and reports false when fn does, when it cannot read the object, or when
+// a key repeats.
+func eachMember(b []byte, at int, fn func(key string, v []byte) bool) (int, bool) {
+	s := scanner{b: b, i: at}
+	if !s.eat('{') {
+		return 0, false
+	}
+	s.space()
+	if s.eat('}') {
+		return s.i, true
+	}
+	var seen []string // objects have few keys; a slice beats a map
+	for {
+		s.space()
+		start := s.i
+		if !s.skipString() {
+			return 0, false
+		}
+		key := string(b[start+1 : s.i-1])
+		if bytes.IndexByte(b[start:s.i], '\\') >= 0 {
+			if json.Unmarshal(b[start:s.i], &key) != nil {
+				return 0, false
+			}
+		}
+		for _, k := range seen {
+			if k == key {
+				return 0, false
+			}
+		}
+		seen = append(seen, key)
+		s.space()
+		if !s.eat(':') {
+			return 0, false
+		}
+		s.space()
+		start = s.i
+		if !s.skipValue(1) || !fn(key, b[start:s.i]) {
+			return 0, false
+		}
+		s.space()
+		if s.eat('}') {
+			return s.i, true
+		}
+		if !s.eat(',') {
+			return 0, false
+		}
 	}
 }

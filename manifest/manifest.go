@@ -387,6 +387,7 @@ type Unit struct {
 	Item int
 	// doc is the document's bytes (the Raw of its objects), item the item's when Item > 0.
 	doc, item []byte
+	header    map[string]any // see Header
 	// fallback decodes the whole document the general way, once for all its items, when an item is
 	// not JSON after all (YAML flow style is not always JSON).
 	fallback *fallback
@@ -449,7 +450,7 @@ func planDocument(source string, doc int, body []byte) []Unit {
 	units := make([]Unit, len(l.items))
 	fb := &fallback{}
 	for i, it := range l.items {
-		units[i] = Unit{Source: source, Doc: doc, Item: i + 1, doc: body, item: it, fallback: fb}
+		units[i] = Unit{Source: source, Doc: doc, Item: i + 1, doc: body, item: it, header: l.headers[i], fallback: fb}
 	}
 	return units
 }

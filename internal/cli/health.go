@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -129,6 +130,20 @@ func runHealth(o *Options, f *healthFlags) error {
 func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
 	var rows []HealthRow
 	err := ordered.Map(0, r.Next, func(u manifest.Unit) ([]HealthRow, error) {
+		// An item of a JSON List goes to the engine as JSON, which builds its Lua tables without Go maps
+		// in between; anything else, and an item that is not JSON after all, is decoded first.
+		if obj, item, ok, err := u.Header(); ok {
+			if err != nil {
+				return nil, err
+			}
+			row, script, openLibs := newRow(obj, source)
+			if script != "" {
+				h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.HealthJSON(item, script)
+				if !errors.Is(err, engine.ErrInvalidJSON) {
+					return []HealthRow{row.with(h)}, scriptError(obj, err)
+				}
+			}
+		}
 		objs, err := u.Decode()
 		if err != nil {
 			return nil, err
@@ -144,22 +159,40 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
 	rows := make([]HealthRow, 0, len(objs))
 	for _, obj := range objs {
-		row := HealthRow{APIVersion: obj.APIVersion(), Kind: obj.Kind(), Namespace: obj.Namespace(), Name: obj.Name()}
-		script, openLibs, origin := source(obj.Group(), obj.Kind())
-		row.Script = origin
+		row, script, openLibs := newRow(obj, source)
 		if script == "" {
-			row.Message = fmt.Sprintf("no health script for %s", argocdcm.ConfigMapKey(obj.Group(), obj.Kind()))
 			rows = append(rows, row)
 			continue
 		}
 		h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.Health(obj.Object, script)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s %s: health script failed: %w", obj.Where(), obj.Kind(), obj.Name(), err)
+			return nil, scriptError(obj, err)
 		}
-		row.Status, row.Message = h.Status, h.Message
-		rows = append(rows, row)
+		rows = append(rows, row.with(h))
 	}
 	return rows, nil
+}
+
+// newRow starts obj's row and finds its script; without one the row is complete.
+func newRow(obj manifest.Object, source scriptSource) (row HealthRow, script string, openLibs bool) {
+	row = HealthRow{APIVersion: obj.APIVersion(), Kind: obj.Kind(), Namespace: obj.Namespace(), Name: obj.Name()}
+	script, openLibs, row.Script = source(obj.Group(), obj.Kind())
+	if script == "" {
+		row.Message = fmt.Sprintf("no health script for %s", argocdcm.ConfigMapKey(obj.Group(), obj.Kind()))
+	}
+	return row, script, openLibs
+}
+
+func (r HealthRow) with(h engine.Health) HealthRow {
+	r.Status, r.Message = h.Status, h.Message
+	return r
+}
+
+func scriptError(obj manifest.Object, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s %s: health script failed: %w", obj.Where(), obj.Kind(), obj.Name(), err)
 }
 
 func writeRows(w io.Writer, format string, rows []HealthRow) error {
