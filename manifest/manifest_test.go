@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -146,5 +148,79 @@ func TestReadStreamsFilesFoldersStdin(t *testing.T) {
 	}
 	if _, err := ReadStreams([]string{filepath.Join(dir, "nope.yaml")}, nil); err == nil {
 		t.Error("a missing file must fail")
+	}
+}
+
+// A JSON List read item by item must give the objects the general (sigs.k8s.io/yaml) decoding gives, in
+// the same order, with the same Where, and Header must agree with them.
+func TestJSONListItemsMatchGeneralDecode(t *testing.T) {
+	for name, in := range map[string]string{
+		"kubectl":           `{"apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A", "metadata": {"name": "a", "namespace": "n", "labels": {"x": "y"}}, "spec": {"n": [1, null, 2.5], "s": "\u00e9\n"}}, {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "b"}, "status": null}], "kind": "List", "metadata": {"resourceVersion": ""}}`,
+		"kind first":        `{"kind": "RolloutList", "apiVersion": "argoproj.io/v1alpha1", "items": [{"apiVersion": "v1", "kind": "A", "metadata": null}]}`,
+		"escaped key":       `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "k\u0069nd": "A"}]}`,
+		"repeated item key": `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A", "kind": "B"}]}`,
+		"empty items":       `{"kind": "List", "apiVersion": "v1", "items": []}`,
+		"null items":        `{"kind": "List", "apiVersion": "v1", "items": null}`,
+		"not a List":        `{"kind": "Thing", "apiVersion": "v1", "items": [1, 2]}`,
+		"yaml flow":         `{kind: List, apiVersion: v1, items: [{apiVersion: v1, kind: A, metadata: {name: a}}]}`,
+		"yaml flow item":    `{"kind": "List", "apiVersion": "v1", "items": [{apiVersion: v1, kind: A}, {"apiVersion": "v1", "kind": "B"}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			want, wantErr := decodeGeneral("in.json", 1, []byte(in))
+			var got []Object
+			var gotErr error
+			for _, u := range planDocument("in.json", 1, []byte(in)) {
+				objs, err := u.Decode()
+				if err != nil {
+					gotErr = err
+					break
+				}
+				got = append(got, objs...)
+				if h, _, ok, err := u.Header(); ok && err == nil {
+					if h.APIVersion() != objs[0].APIVersion() || h.Kind() != objs[0].Kind() || h.Name() != objs[0].Name() || h.Namespace() != objs[0].Namespace() || h.Where() != objs[0].Where() {
+						t.Errorf("header %v, object %v", h.Object, objs[0].Object)
+					}
+				}
+			}
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Fatalf("error %v, general decoding %v", gotErr, wantErr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("objects differ:\n got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+// Errors in a JSON List name the item, and the first bad item in input order is the one reported.
+func TestJSONListErrors(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"no kind", `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A"}, {"apiVersion": "v1"}]}`, "in.json (document 1, item 2): not a Kubernetes object: missing or non-string kind"},
+		{"not an object", `{"kind": "List", "apiVersion": "v1", "items": [3]}`, "in.json (document 1, item 1): item is not an object"},
+		{"metadata", `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A", "metadata": []}]}`, "in.json (document 1, item 1): metadata is not an object"},
+		{"malformed", `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A", "spec": {"a": [1,}}]}`, "in.json (document 1): error converting YAML to JSON"},
+		{"too deep", `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A", "spec": ` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}]}`, "in.json (document 1): error converting YAML to JSON: yaml: exceeded max depth of 10000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReader([]string{"-"}, strings.NewReader(tc.in))
+			var err error
+			for {
+				u, ok, e := r.Next()
+				if e != nil || !ok {
+					err = e
+					break
+				}
+				if _, _, hok, herr := u.Header(); hok && herr != nil {
+					err = herr
+					break
+				}
+				if _, err = u.Decode(); err != nil {
+					break
+				}
+			}
+			if err == nil || !strings.Contains(strings.Replace(err.Error(), "-", "in.json", 1), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

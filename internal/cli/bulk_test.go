@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/bulkgen"
+	"github.com/analysis-health/analysis-health/manifest"
+)
+
+// The parallel pipeline gives, for a List as kubectl prints it in JSON and in YAML, exactly the rows of
+// evaluating every object one after the other, in input order, in every output format.
+func TestHealthBulkMatchesSerial(t *testing.T) {
+	raw, err := bulkgen.List(600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	jsonFile := filepath.Join(dir, "list.json")
+	yamlFile := filepath.Join(dir, "list.yaml")
+	y, err := sigsyaml.JSONToYAML(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, jsonFile, raw)
+	writeFile(t, yamlFile, y)
+
+	objs, err := manifest.Read([]string{jsonFile}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []HealthRow
+	for _, o := range objs {
+		row, script, _ := newRow(o, bundledScripts)
+		if script != "" {
+			h, err := engine.Engine{Profile: engine.V2}.Health(o.Object, script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row = row.with(h)
+		}
+		want = append(want, row)
+	}
+	for _, format := range []string{"json", "yaml", "table"} {
+		var wantOut strings.Builder
+		if err := writeRows(&wantOut, format, want); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{jsonFile, yamlFile} {
+			code, out, errOut := run(t, "", "health", "-f", f, "-o", format)
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", f, code, errOut)
+			}
+			if out != wantOut.String() {
+				t.Errorf("%s -o %s differs from serial evaluation", filepath.Base(f), format)
+			}
+		}
+	}
+	// And from stdin.
+	if code, out, _ := run(t, string(raw), "health", "-f", "-", "-o", "json"); code != 0 || !json.Valid([]byte(out)) {
+		t.Errorf("stdin: exit %d", code)
+	}
+}
+
+// An error anywhere in a bulk run (here the 300th of 600 items) is one line naming the file, document and
+// item, exit 1, and nothing on stdout, although rows before it were ready long before.
+func TestHealthBulkErrorLeavesStdoutEmpty(t *testing.T) {
+	raw, err := bulkgen.List(600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list map[string]any
+	if err := json.Unmarshal(raw, &list); err != nil {
+		t.Fatal(err)
+	}
+	delete(list["items"].([]any)[299].(map[string]any), "kind")
+	bad, _ := json.MarshalIndent(list, "", "    ")
+	f := filepath.Join(t.TempDir(), "bad.json")
+	writeFile(t, f, bad)
+	for _, format := range []string{"table", "json", "yaml"} {
+		code, out, errOut := run(t, "", "health", "-f", f, "-o", format)
+		if code != 1 || out != "" {
+			t.Errorf("-o %s: exit %d, stdout %d bytes; want exit 1 and nothing", format, code, len(out))
+		}
+		if want := fmt.Sprintf("Error: %s (document 1, item 300): not a Kubernetes object: missing or non-string kind\n", f); errOut != want {
+			t.Errorf("-o %s: stderr %q, want %q", format, errOut, want)
+		}
+	}
+}
+
+// A YAML bomb or a document nested deeper than the decoders allow is a one-line error naming the file
+// and document for every verb that reads manifests, and nothing on stdout; the bomb is refused before it
+// expands (billions of nodes from a few hundred bytes would exhaust any machine's memory).
+func TestHostileInput(t *testing.T) {
+	bomb := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+	for i := 1; i < 9; i++ {
+		bomb += fmt.Sprintf("  a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d,", i-1), 10), ","))
+	}
+	deepYAML := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "\n"
+	deepJSON := `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "ConfigMap", "data": ` + strings.Repeat(`{"a": `, 50000) + "1" + strings.Repeat("}", 50000) + "}]}"
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ body, want string }{
+		"bomb.yaml":      {"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n---\n" + bomb, "(document 2): error converting YAML to JSON: yaml: document contains excessive aliasing"},
+		"deep.yaml":      {deepYAML, "(document 1): error converting YAML to JSON: yaml: line 4: exceeded max depth of 10000"},
+		"deep-list.json": {deepJSON, "(document 1): error converting YAML to JSON: yaml: exceeded max depth of 10000"},
+	} {
+		f := filepath.Join(dir, name)
+		writeFile(t, f, []byte(tc.body))
+		for _, args := range [][]string{{"health", "-f", f}, {"inspect", "-f", f}, {"hooks", "--post-renderer", "-f", f}} {
+			code, out, errOut := run(t, "", args...)
+			if code != 1 || out != "" || !strings.HasPrefix(errOut, "Error: "+f+" ") || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("%s %s: exit %d, stdout %d bytes, stderr %q; want exit 1, nothing, one line with %q", args[0], name, code, len(out), errOut, tc.want)
+			}
+		}
+	}
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
