@@ -20,10 +20,9 @@ import (
 type jsonList struct {
 	kind  any               // the value of "kind", decoded
 	other map[string][]byte // every other top-level value, undecoded (items excluded)
-	items [][]byte          // each item's bytes; nil items when "items" is null
+	items [][]byte          // each item's bytes; none when "items" is null
 	// headers are the items' identifying fields, nil where the scan could not read them exactly.
 	headers []map[string]any
-	null  bool              // "items": null
 }
 
 var errNotJSONList = errors.New("not a JSON object with items")
@@ -109,7 +108,7 @@ func splitJSONList(b []byte) (*jsonList, error) {
 					// Not a list: the general path reports it.
 					return nil, errNotJSONList
 				}
-				hasItems, l.null = true, true
+				hasItems = true
 			case "kind":
 				if err := json.Unmarshal(v, &l.kind); err != nil {
 					return nil, errNotJSONList
