@@ -38,9 +38,20 @@ test-v2:
 test-v3:
 	cd conformance/v3 && $(GO) test -count=1 ./...
 
-# Per-evaluation cost of our scripts vs Argo CD's built-ins in Argo CD v2.14's real VM, and the VM floor.
+# Per-evaluation cost of our scripts vs Argo CD's built-ins and the VM floor, per kind and path, by phase,
+# and on worst-case objects, in Argo CD v2.14's VM (conformance/) and v3.6.1's (conformance/v36); the raw
+# output goes to internal/benchdoc/testdata/, which renders docs/performance.md from it.
+BENCH_COUNT ?= 5
+BENCH = -run '^$$' -bench 'Benchmark(Cost|Phases)$$' -benchtime 200x -count $(BENCH_COUNT)
+BENCH_WORST = -run '^$$' -bench 'BenchmarkWorstCase$$' -benchtime 3x -count 3
 bench:
-	$(GO) test -run '^$$' -bench BenchmarkHealth -benchtime 2000x -count 3 ./conformance/
+	$(GO) test $(BENCH) ./conformance/ > internal/benchdoc/testdata/v2.14.txt
+	$(GO) test $(BENCH_WORST) ./conformance/ >> internal/benchdoc/testdata/v2.14.txt
+	if [ -d conformance/v36 ]; then cd conformance/v36 && export GOTOOLCHAIN=go1.27.3 && \
+		$(GO) test $(BENCH) . > ../../internal/benchdoc/testdata/v3.6.txt && \
+		$(GO) test $(BENCH_WORST) . >> ../../internal/benchdoc/testdata/v3.6.txt; fi
+	$(GO) test -count=1 -run TestPerformanceDoc ./internal/benchdoc/ -update
+	@sed -n '/^## Against the goal/,/^## How the forms/p' docs/performance.md
 
 # Mutated fixtures through all three scripts: no Lua error, no Unknown.
 FUZZTIME ?= 60s

@@ -1,0 +1,310 @@
+// Package benchdoc renders docs/performance.md from the output of the cost benchmarks (`make bench`):
+// BenchmarkCost, BenchmarkPhases and BenchmarkWorstCase in conformance/ (Argo CD v2.14's VM) and
+// conformance/v36 (Argo CD v3.6.1's). The raw `go test -bench` output is committed next to this package
+// (testdata/), and a test fails when the committed document is not what that output renders to.
+package benchdoc
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Result is one benchmark's figures; with several runs (-count), the fastest run's time (the machine is
+// shared, and the least disturbed run is the one closest to the cost) and its allocation counts, which
+// are exact and the same in every run.
+type Result struct {
+	NsPerOp     float64
+	AllocsPerOp float64
+	BytesPerOp  float64
+	Runs        int
+}
+
+var line = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op)?(?:\s+([\d.]+) allocs/op)?`)
+
+// Parse reads `go test -bench` output; lines that are not benchmark results are ignored.
+func Parse(r io.Reader) (map[string]Result, error) {
+	out := map[string]Result{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		m := line.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		ns, _ := strconv.ParseFloat(m[2], 64)
+		bytes, _ := strconv.ParseFloat(m[3], 64)
+		allocs, _ := strconv.ParseFloat(m[4], 64)
+		prev, seen := out[m[1]]
+		if !seen || ns < prev.NsPerOp {
+			prev.NsPerOp, prev.AllocsPerOp, prev.BytesPerOp = ns, allocs, bytes
+		}
+		prev.Runs++
+		out[m[1]] = prev
+	}
+	return out, sc.Err()
+}
+
+// VM is one Argo CD generation's benchmark output.
+type VM struct {
+	// Name as the document shows it, e.g. "v2.14.21".
+	Name string
+	// How is one line on how that VM runs a script.
+	How     string
+	Results map[string]Result
+}
+
+// Weight is one cell of the cluster-weighted mix: the share of a cluster's health evaluations.
+type Weight struct {
+	Kind, Path string
+	Percent    float64
+}
+
+// Mix is the stated cluster-weighted mix. Why these shares: Argo CD evaluates a Rollout's health on every
+// watch event and on every reconcile of its Application (every refresh, 3 min by default), and a fleet
+// spends most of its time between rollouts; an AnalysisRun is evaluated at every measurement while it
+// runs, and rarely after (it is owned by the Rollout, so only the resource tree shows it); experiments are
+// rare. Rollouts of controllers older than v1.0 (no status.phase; Argo Rollouts v1.0 is from 2021) are
+// measured but weigh nothing.
+var Mix = []Weight{
+	{"Rollout", "steady", 55}, {"Rollout", "inflight", 12}, {"Rollout", "failed", 3}, {"Rollout", "legacy", 0},
+	{"AnalysisRun", "steady", 10}, {"AnalysisRun", "inflight", 14}, {"AnalysisRun", "failed", 1},
+	{"Experiment", "steady", 2}, {"Experiment", "inflight", 2}, {"Experiment", "failed", 1},
+}
+
+// Goal is the issue's target per VM: ours at most this multiple of the built-ins on the mix.
+type Goal struct {
+	VM    string
+	Ratio float64
+}
+
+var kinds = []string{"Rollout", "AnalysisRun", "Experiment"}
+var paths = []string{"steady", "inflight", "failed", "legacy"}
+var variants = []string{"ours", "builtin", "floor"}
+var phases = []string{"setup", "convert", "parse", "compile", "run", "lazy", "result"}
+
+func (vm VM) get(name string) (Result, bool) {
+	r, ok := vm.Results[name]
+	return r, ok
+}
+
+func us(ns float64) string {
+	switch {
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e4:
+		return fmt.Sprintf("%.0f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.1f µs", ns/1e3)
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+// mix is the weighted mean cost of a variant, over the cells that were measured.
+func (vm VM) mix(variant string) (ns, allocs float64, ok bool) {
+	var w float64
+	for _, m := range Mix {
+		r, found := vm.get("BenchmarkCost/" + m.Kind + "/" + m.Path + "/" + variant)
+		if !found || m.Percent == 0 {
+			continue
+		}
+		ns += m.Percent * r.NsPerOp
+		allocs += m.Percent * r.AllocsPerOp
+		w += m.Percent
+	}
+	if w == 0 {
+		return 0, 0, false
+	}
+	return ns / w, allocs / w, true
+}
+
+// Render is the whole document.
+func Render(vms []VM, goals map[string]float64) string {
+	var b strings.Builder
+	b.WriteString(header)
+	b.WriteString("\n## Against the goal\n\n")
+	b.WriteString("| Argo CD VM | goal (ours / builtin, mix) | ours / builtin, mix (time, allocations) | ours / floor, mix (time) | worst kind and path (time) | met |\n|---|---|---|---|---|---|\n")
+	for _, vm := range vms {
+		on, oa, ok1 := vm.mix("ours")
+		bn, ba, ok2 := vm.mix("builtin")
+		fn, _, ok3 := vm.mix("floor")
+		if !ok1 || !ok2 || !ok3 {
+			fmt.Fprintf(&b, "| %s | ≤ %.2f× | not measured | | | |\n", vm.Name, goals[vm.Name])
+			continue
+		}
+		worst, worstName := 0.0, ""
+		for _, m := range Mix {
+			o, ok1 := vm.get("BenchmarkCost/" + m.Kind + "/" + m.Path + "/ours")
+			bi, ok2 := vm.get("BenchmarkCost/" + m.Kind + "/" + m.Path + "/builtin")
+			if ok1 && ok2 && o.NsPerOp/bi.NsPerOp > worst {
+				worst, worstName = o.NsPerOp/bi.NsPerOp, m.Kind+" "+m.Path
+			}
+		}
+		met := on/bn <= goals[vm.Name] && worst <= 1
+		fmt.Fprintf(&b, "| %s | ≤ %.2f×, no kind > 1.00× | **%s**, %s | %s | %s %.2f× | %s |\n", vm.Name, goals[vm.Name],
+			ratio(on, bn), ratio(oa, ba), ratio(on, fn), worstName, worst, yesNo(met))
+	}
+	b.WriteString("\nThe mix (share of a cluster's health evaluations; `internal/benchdoc.Mix` says why):\n\n| kind | steady | in flight | failed | legacy (pre-v1.0) |\n|---|---|---|---|---|\n")
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "| %s |", k)
+		for _, p := range paths {
+			found := false
+			for _, m := range Mix {
+				if m.Kind == k && m.Path == p {
+					fmt.Fprintf(&b, " %.0f %% |", m.Percent)
+					found = true
+				}
+			}
+			if !found {
+				b.WriteString(" – |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	for _, vm := range vms {
+		fmt.Fprintf(&b, "\n## Argo CD %s\n\n%s\n\n", vm.Name, vm.How)
+		if len(vm.Results) == 0 {
+			b.WriteString("Not measured: no benchmark output for this VM.\n")
+			continue
+		}
+		b.WriteString("### Per kind and path\n\n| kind | path | ours | builtin | floor | ours / builtin (time, allocs) | ours / floor (time) |\n|---|---|---|---|---|---|---|\n")
+		for _, k := range kinds {
+			for _, p := range paths {
+				var cells []Result
+				for _, v := range variants {
+					r, ok := vm.get("BenchmarkCost/" + k + "/" + p + "/" + v)
+					if !ok {
+						break
+					}
+					cells = append(cells, r)
+				}
+				if len(cells) != len(variants) {
+					continue
+				}
+				fmt.Fprintf(&b, "| %s | %s |", k, p)
+				for _, c := range cells {
+					fmt.Fprintf(&b, " %s, %.0f allocs |", us(c.NsPerOp), c.AllocsPerOp)
+				}
+				fmt.Fprintf(&b, " %s, %s | %s |\n", ratio(cells[0].NsPerOp, cells[1].NsPerOp), ratio(cells[0].AllocsPerOp, cells[1].AllocsPerOp), ratio(cells[0].NsPerOp, cells[2].NsPerOp))
+			}
+		}
+		if on, oa, ok := vm.mix("ours"); ok {
+			bn, ba, _ := vm.mix("builtin")
+			fn, fa, _ := vm.mix("floor")
+			fmt.Fprintf(&b, "| **mix** | | %s, %.0f allocs | %s, %.0f allocs | %s, %.0f allocs | **%s**, %s | %s |\n", us(on), oa, us(bn), ba, us(fn), fa, ratio(on, bn), ratio(oa, ba), ratio(on, fn))
+		}
+		b.WriteString(phaseTable(vm))
+		b.WriteString(worstTable(vm))
+	}
+	return b.String()
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func phaseTable(vm VM) string {
+	var rows []string
+	for _, k := range kinds {
+		for _, p := range paths {
+			for _, v := range variants {
+				prefix := "BenchmarkPhases/" + k + "/" + p + "/" + v + "/"
+				if _, ok := vm.get(prefix + "setup"); !ok {
+					continue
+				}
+				row := fmt.Sprintf("| %s %s | %s |", k, p, v)
+				for _, ph := range phases {
+					r, ok := vm.get(prefix + ph)
+					if ph == "lazy" {
+						run, ok1 := vm.get(prefix + "run")
+						cached, ok2 := vm.get(prefix + "run-cached")
+						r, ok = Result{NsPerOp: math.Max(0, run.NsPerOp-cached.NsPerOp), AllocsPerOp: math.Max(0, run.AllocsPerOp-cached.AllocsPerOp)}, ok1 && ok2
+					}
+					if !ok {
+						row += " – |"
+						continue
+					}
+					row += fmt.Sprintf(" %s, %.0f |", us(r.NsPerOp), r.AllocsPerOp)
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return "\n### Where the cost goes\n\nEach step of one evaluation measured alone (time, allocations); `lazy` is the part of `run` spent compiling\n`loadstring` chunks.\n\n| set | variant | setup | convert | parse | compile | run | lazy | result |\n|---|---|---|---|---|---|---|---|---|\n" +
+		strings.Join(rows, "\n") + "\n"
+}
+
+func worstTable(vm VM) string {
+	var names []string
+	seen := map[string]bool{}
+	for n := range vm.Results {
+		if rest, ok := strings.CutPrefix(n, "BenchmarkWorstCase/"); ok {
+			obj := rest[:strings.LastIndex(rest, "/")]
+			if !seen[obj] {
+				seen[obj] = true
+				names = append(names, obj)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("\n### Worst-case objects (target ≤ 10 ms each)\n\nThe floor is what Argo CD's VM spends on the object before and after any script: mostly converting it into\nLua tables.\n\n| object | ours | builtin | floor | ours − floor | ours ≤ 10 ms |\n|---|---|---|---|---|---|\n")
+	for _, n := range names {
+		o, ok1 := vm.get("BenchmarkWorstCase/" + n + "/ours")
+		bi, ok2 := vm.get("BenchmarkWorstCase/" + n + "/builtin")
+		if !ok1 || !ok2 {
+			continue
+		}
+		fl, _ := vm.get("BenchmarkWorstCase/" + n + "/floor")
+		fmt.Fprintf(&b, "| %s | %s, %.0f allocs | %s, %.0f allocs | %s, %.0f allocs | %s | %s |\n", n, us(o.NsPerOp), o.AllocsPerOp,
+			us(bi.NsPerOp), bi.AllocsPerOp, us(fl.NsPerOp), fl.AllocsPerOp, us(math.Max(0, o.NsPerOp-fl.NsPerOp)), yesNo(o.NsPerOp <= 10e6))
+	}
+	return b.String()
+}
+
+const header = `# Performance
+
+<!-- Generated by internal/benchdoc from the benchmark output in internal/benchdoc/testdata/ (make bench);
+do not edit. -->
+
+` + "`make bench`" + ` runs the cost benchmarks in Argo CD v2.14.21's VM (` + "`conformance/`" + `, the main module) and in Argo
+CD v3.6.1's (` + "`conformance/v36`" + `), writes their output to ` + "`internal/benchdoc/testdata/`" + ` and renders this page from
+it. One op is one health evaluation through Argo CD's real controller path (gitops-engine
+` + "`health.GetResourceHealth`" + ` → Argo CD ` + "`util/lua`" + `), cycling over the bundled fixtures of one kind and path:
+
+* **steady**: a Rollout with no analysis in flight, failed or inconclusive; a Successful AnalysisRun or
+  Experiment;
+* **inflight**: analysis running or pending, an experiment running;
+* **failed**: a Degraded or inconclusive verdict;
+* **legacy**: a Rollout of a controller older than v1.0 (no ` + "`status.phase`" + `).
+
+Variants, on the same objects:
+
+| variant | what runs |
+|---|---|
+| ours | the form of our scripts the generator emits for that Argo CD version (` + "`generate --argocd-version`" + `), from argocd-cm |
+| builtin | Argo CD's built-in scripts (Argo CD opens every gopher-lua library for them) |
+| floor | a one-line argocd-cm script ` + "`return {status=\"Healthy\"}`" + `: the VM, the object's conversion, the result's handling |
+
+Times are the fastest of the runs (2 cores shared with other work; allocations are exact and the same in
+every run).
+`
