@@ -31,10 +31,18 @@ const (
 	Kustomize Format = "kustomize"
 	// Lua is a folder in Argo CD's resource_customizations layout, tests included.
 	Lua Format = "lua"
+	// Operator is a JSON merge patch (as YAML) for the Argo CD Operator's ArgoCD resource: it sets
+	// spec.resourceHealthChecks and spec.resourceActions to exactly our entries.
+	Operator Format = "operator"
+	// OperatorJSON6902 is a JSON patch (as YAML) for the ArgoCD resource that appends our entries to its
+	// existing lists, guarded against applying twice.
+	OperatorJSON6902 Format = "operator-json6902"
 )
 
 // Formats lists every format, in the order the CLI documents them.
-func Formats() []Format { return []Format{ConfigMap, Patch, Helm, Kustomize, Lua} }
+func Formats() []Format {
+	return []Format{ConfigMap, Patch, Helm, Kustomize, Lua, Operator, OperatorJSON6902}
+}
 
 // IsDir reports whether the format is a folder of files rather than one file.
 func (f Format) IsDir() bool { return f == Kustomize || f == Lua }
@@ -79,8 +87,12 @@ type Options struct {
 	// Kinds to include; nil or empty means all of lua.Kinds(). Order and duplicates do not matter: output is
 	// always in lua.Kinds() order. A selected kind with bundled actions gets them too (unless Actions is off).
 	Kinds []lua.Kind
-	// Namespace of argocd-cm, used by the argocd-cm format and in the usage hints; default DefaultNamespace.
+	// Namespace of argocd-cm, used by the argocd-cm format and in the usage hints, and of the ArgoCD
+	// resource in the operator formats; default DefaultNamespace.
 	Namespace string
+	// ArgoCDName is the name of the Argo CD Operator's ArgoCD resource the operator formats patch (a
+	// DNS-1123 subdomain); default DefaultArgoCDName.
+	ArgoCDName string
 	// Version of analysis-health named in the header comment; default "dev".
 	Version string
 	// Actions emits the resource actions (resource.customizations.actions.<group>_<Kind>, and the actions/
@@ -109,6 +121,7 @@ type resolved struct {
 	inconclusive string
 	kinds        []lua.Kind
 	namespace    string
+	argocdName   string
 	version      string
 	actions      bool
 	// actionKinds are the selected kinds with bundled actions, empty when actions are off.
@@ -126,7 +139,7 @@ func (o Options) Validate() error {
 
 func (o Options) resolve() (resolved, error) {
 	r := resolved{
-		inconclusive: o.Inconclusive, namespace: o.Namespace, version: o.Version,
+		inconclusive: o.Inconclusive, namespace: o.Namespace, argocdName: o.ArgoCDName, version: o.Version,
 		actions:     o.Actions == nil || *o.Actions,
 		blockBypass: o.BlockBypassOnFailedAnalysis == nil || *o.BlockBypassOnFailedAnalysis,
 	}
@@ -147,6 +160,12 @@ func (o Options) resolve() (resolved, error) {
 	}
 	if !validNamespace(r.namespace) {
 		return resolved{}, fmt.Errorf("namespace %q is not a valid Kubernetes namespace name (lower-case letters, digits and '-', at most 63)", r.namespace)
+	}
+	if r.argocdName == "" {
+		r.argocdName = DefaultArgoCDName
+	}
+	if !validDNS1123Subdomain(r.argocdName) {
+		return resolved{}, fmt.Errorf("ArgoCD name %q is not a valid Kubernetes object name (DNS-1123 subdomain: lower-case letters, digits, '-' and '.', at most 253)", r.argocdName)
 	}
 	if r.version == "" {
 		r.version = "dev"
@@ -274,6 +293,10 @@ func Generate(f Format, o Options) ([]File, error) {
 		files, err = renderKustomize(r)
 	case Lua:
 		files, err = renderLuaTree(r)
+	case Operator:
+		files, err = renderOperator(r)
+	case OperatorJSON6902:
+		files, err = renderOperatorJSON6902(r)
 	default:
 		return nil, fmt.Errorf("unknown format %q (valid: %s)", f, joinFormats())
 	}
@@ -416,8 +439,12 @@ func (r resolved) command(f Format) string {
 		// Only when set, so artifacts made before the flag existed regenerate unchanged.
 		version = " --argocd-version " + r.argocdVersion
 	}
-	return fmt.Sprintf("analysis-health generate --format %s --inconclusive %s --kinds %s --namespace %s %s%s",
-		f, strings.ToLower(r.inconclusive), strings.Join(kinds, ","), r.namespace, actions, version)
+	target := "--namespace " + r.namespace
+	if f == Operator || f == OperatorJSON6902 {
+		target = "--argocd-name " + r.argocdName + " " + target
+	}
+	return fmt.Sprintf("analysis-health generate --format %s --inconclusive %s --kinds %s %s %s%s",
+		f, strings.ToLower(r.inconclusive), strings.Join(kinds, ","), target, actions, version)
 }
 
 // header is the comment at the top of every YAML artifact: what made it, with which options and version,

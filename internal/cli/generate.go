@@ -15,6 +15,7 @@ type generateFlags struct {
 	inconclusive *enumValue
 	kinds        []string
 	namespace    string
+	argocdName   string
 	out          string
 	actions      bool
 	blockBypass  bool
@@ -44,6 +45,12 @@ func newGenerateCommand(o *Options) *cobra.Command {
   kargo      the Kargo verification that shows a Rollout's own analysis through the Rollouts metric plugin
              analysis-health/rollout-analysis: AnalysisTemplate, Stage snippet, argo-rollouts chart values,
              RBAC (needs --out and --plugin-location; docs/kargo.md)
+  operator   for the Argo CD Operator / OpenShift GitOps: a merge patch for the ArgoCD resource that sets
+             spec.resourceHealthChecks and spec.resourceActions to exactly our entries (replacing the lists):
+             kubectl patch argocd NAME -n NS --type merge --patch-file FILE
+  operator-json6902
+             a JSON patch that appends our entries to the ArgoCD resource's existing lists, refused whole
+             if applied twice: kubectl patch argocd NAME -n NS --type json --patch-file FILE
 
 The keys are resource.customizations.health.argoproj.io_<Kind> and, for the kinds with actions (Rollout,
 AnalysisRun, Experiment), resource.customizations.actions.argoproj.io_<Kind> with mergeBuiltinActions: true,
@@ -60,7 +67,8 @@ nothing behind. See docs/install.md.`,
   analysis-health generate --format patch --block-bypass-on-failed-analysis=false
   analysis-health generate --format lua --actions=false --out resource_customizations
   analysis-health generate --format kargo --project shop --rollout checkout --namespace shop \
-    --plugin-location https://example.com/rollouts-plugin-metric-analysis-health --plugin-file ./plugin --out kargo/`,
+    --plugin-location https://example.com/rollouts-plugin-metric-analysis-health --plugin-file ./plugin --out kargo/
+  analysis-health generate --format operator-json6902 --argocd-name openshift-gitops --namespace openshift-gitops`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkKargoFlags(cmd, &f.kargo, f.format.String()); err != nil {
@@ -75,7 +83,8 @@ nothing behind. See docs/install.md.`,
 	cmd.Flags().Var(f.format, "format", "what to render (required)")
 	cmd.Flags().Var(f.inconclusive, "inconclusive", "health of an inconclusive analysis: suspended (a pause waiting for a human) or degraded (a failure)")
 	cmd.Flags().StringSliceVar(&f.kinds, "kinds", nil, "kinds to include, comma-separated (default all: "+kindList()+")")
-	cmd.Flags().StringVar(&f.namespace, "namespace", generator.DefaultNamespace, "namespace of argocd-cm (set in --format argocd-cm, and in the usage hints)")
+	cmd.Flags().StringVar(&f.namespace, "namespace", generator.DefaultNamespace, "namespace of argocd-cm (set in --format argocd-cm, and in the usage hints), and of the ArgoCD resource (operator formats)")
+	cmd.Flags().StringVar(&f.argocdName, "argocd-name", generator.DefaultArgoCDName, "name of the ArgoCD resource the operator formats patch (they refuse to apply to any other)")
 	cmd.Flags().StringVar(&f.out, "out", "", "write to this file (folder for kustomize and lua) instead of standard output")
 	cmd.Flags().BoolVar(&f.actions, "actions", true, "include the resource actions (resource.customizations.actions.* keys, actions/ folders in --format lua)")
 	cmd.Flags().BoolVar(&f.blockBypass, "block-bypass-on-failed-analysis", true, "list a Rollout's promote-full and skip-current-step disabled while its current analysis has failed (=false: Argo CD's built-in entries stand)")
@@ -102,6 +111,7 @@ func runGenerate(o *Options, f *generateFlags) error {
 	opts := generator.Options{
 		Inconclusive: generator.InconclusiveSuspended,
 		Namespace:    f.namespace,
+		ArgoCDName:   f.argocdName,
 		Version:      Version,
 		// Always set, defaults included: the generator then refuses a switched-off guard that cannot apply.
 		Actions:                     new(f.actions),
@@ -112,6 +122,9 @@ func runGenerate(o *Options, f *generateFlags) error {
 	}
 	if f.namespace == "" {
 		return usageError("--namespace must not be empty")
+	}
+	if f.argocdName == "" {
+		return usageError("--argocd-name must not be empty")
 	}
 	if len(f.kinds) > 0 {
 		kinds, err := generator.ParseKinds(f.kinds)
