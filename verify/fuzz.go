@@ -181,25 +181,23 @@ func NewEvaluator(fsys fs.FS, s ScriptFile, eng engine.Engine, healthOpenLibs bo
 	switch s.Role {
 	case lint.Health:
 		eng.OpenLibs = healthOpenLibs
-		expectUnknown, expectEmpty := healthExpectations(fsys, s)
+		expectUnknown, expectEmpty := HealthExpectations(fsys, s)
+		skipDeleted := !healthOnDeletion(eng.Profile)
 		return func(obj map[string]any) (FindingKind, string) {
-			h, err := eng.Health(obj, s.Source)
-			switch {
-			case err != nil:
-				return classify(err, false)
-			case h.Status == engine.Unknown && h.Message == "Lua returned an invalid health status":
-				return InvalidStatus, h.Message
-			case h.Status == engine.Unknown && !expectUnknown:
-				return UnknownStatus, "Unknown: " + h.Message
-			case h.Status == "" && !expectEmpty:
-				return NoStatus, "no health status"
+			if skipDeleted && deleting(obj) {
+				// gitops-engine's GetResourceHealth answers "Pending deletion" without running the script.
+				return "", ""
 			}
-			return "", ""
+			h, err := eng.Health(obj, s.Source)
+			if err != nil {
+				return Classify(err, false)
+			}
+			return ClassifyHealth(h.Status, h.Message, expectUnknown, expectEmpty)
 		}
 	case lint.Discovery:
 		return func(obj map[string]any) (FindingKind, string) {
 			if _, err := eng.Discover(obj, s.Source); err != nil {
-				return classify(err, false)
+				return Classify(err, false)
 			}
 			return "", ""
 		}
@@ -208,7 +206,7 @@ func NewEvaluator(fsys fs.FS, s ScriptFile, eng engine.Engine, healthOpenLibs bo
 		return func(obj map[string]any) (FindingKind, string) {
 			if _, err := eng.RunAction(obj, s.Source, params); err != nil {
 				// An action may refuse an object with error(); only the VM's own errors are findings.
-				return classify(err, true)
+				return Classify(err, true)
 			}
 			return "", ""
 		}
@@ -252,19 +250,78 @@ func fuzzScript(fsys fs.FS, s ScriptFile, paths []string, objs map[string]map[st
 		if f.Kind == Timeout {
 			budget = 0 // every try would cost Argo CD's full deadline
 		}
-		f.Object = mutate.Minimize(f.Object, pinned, func(o map[string]any) bool {
+		keep := func(o map[string]any) bool {
 			kind, msg := eval(o)
 			return kind == f.Kind && msg == f.Message
-		}, budget)
+		}
+		f.Object = mutate.Minimize(f.Object, pinned, keep, budget)
+		// Metadata is never mutated, but most of it is optional: keep only the name and namespace if the
+		// finding stays.
+		if budget > 0 {
+			if short := shortMetadata(f.Object); short != nil && keep(short) {
+				f.Object = short
+			}
+		}
 		res.Findings = append(res.Findings, *f)
 	}
 	return res
 }
 
+func shortMetadata(obj map[string]any) map[string]any {
+	meta, ok := obj["metadata"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	short := map[string]any{}
+	for _, k := range []string{"name", "namespace"} {
+		if v, ok := meta[k]; ok {
+			short[k] = v
+		}
+	}
+	if len(short) == len(meta) {
+		return nil
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	out["metadata"] = short
+	return out
+}
+
 // runtimeError matches the errors gopher-lua's VM raises itself, as opposed to a script's own error().
 var runtimeError = regexp.MustCompile(`^(<string>:\d+: )?(attempt to |cannot perform |bad argument #|table index is |stack overflow|too many recursions|invalid value \(|for statement |__len undefined|__unm undefined|wrong number of arguments)`)
 
-func classify(err error, onlyRuntime bool) (FindingKind, string) {
+// healthOnDeletion says whether the release runs health scripts on an object being deleted: v2.14 and
+// v3.2 report Progressing "Pending deletion" first (gitops-engine pkg/health GetResourceHealth); v3.6
+// runs the script (#27595).
+func healthOnDeletion(p engine.Profile) bool {
+	return p != engine.V2 && p != engine.V3
+}
+
+func deleting(obj map[string]any) bool {
+	meta, _ := obj["metadata"].(map[string]any)
+	return meta["deletionTimestamp"] != nil
+}
+
+// ClassifyHealth says what is wrong, if anything, with a health a script returned, given whether its suite
+// expects Unknown or an empty status somewhere.
+func ClassifyHealth(status, message string, expectUnknown, expectEmpty bool) (FindingKind, string) {
+	switch {
+	case status == engine.Unknown && message == "Lua returned an invalid health status":
+		return InvalidStatus, message
+	case status == engine.Unknown && !expectUnknown:
+		return UnknownStatus, "Unknown: " + message
+	case status == "" && !expectEmpty:
+		return NoStatus, "no health status"
+	}
+	return "", ""
+}
+
+// Classify names the finding an evaluation error is. With onlyRuntime (actions), an error the script
+// raised itself with error() is its answer, not a finding: only the VM's own errors, timeouts and wrong
+// return types are.
+func Classify(err error, onlyRuntime bool) (FindingKind, string) {
 	msg := WithoutTraceback(err.Error())
 	switch {
 	case strings.Contains(msg, "context deadline exceeded"):
@@ -277,9 +334,9 @@ func classify(err error, onlyRuntime bool) (FindingKind, string) {
 	return LuaError, msg
 }
 
-// healthExpectations says whether the script's own suite expects Unknown, or no status, for some case:
+// HealthExpectations says whether the script's own suite expects Unknown, or no status, for some case:
 // then those outcomes are the author's intent, not findings.
-func healthExpectations(fsys fs.FS, s ScriptFile) (unknown, empty bool) {
+func HealthExpectations(fsys fs.FS, s ScriptFile) (unknown, empty bool) {
 	raw, err := fs.ReadFile(fsys, strings.TrimSuffix(s.Path, "health.lua")+"health_test.yaml")
 	if err != nil {
 		return false, false

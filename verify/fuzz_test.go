@@ -15,31 +15,33 @@ import (
 	"github.com/analysis-health/analysis-health/verify"
 )
 
-const widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  mode: a\nstatus:\n  phase: Ready\n"
-
-// kindTree holds one health script per finding kind (each under its own kind), plus actions that fail
-// in the VM or refuse an object on purpose.
+// testdata/classes holds one health script per finding kind (each under its own kind), plus a discovery
+// that indexes a missing field, an action that refuses an object on purpose or fails in the VM, and one
+// that returns a string.
 func kindTree() fstest.MapFS {
 	fsys := fstest.MapFS{}
-	add := func(kind, health string) {
-		fsys["example.com/"+kind+"/health.lua"] = &fstest.MapFile{Data: []byte(health)}
-		fsys["example.com/"+kind+"/health_test.yaml"] = &fstest.MapFile{Data: []byte("tests:\n- healthStatus: {status: Healthy}\n  inputPath: testdata/w.yaml\n")}
-		fsys["example.com/"+kind+"/testdata/w.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(widget, "Widget", kind, 1))}
+	files, err := readTree("testdata/classes")
+	if err != nil {
+		panic(err)
 	}
-	ok := `if type(obj.status) == "table" and obj.status.phase == "Ready" then return {status = "Healthy"} end `
-	add("Crash", `return {status = obj.status.phase == "Ready" and "Healthy" or "Degraded"}`)
-	add("Slow", ok+`while true do end`)
-	add("Text", ok+`return "Degraded"`)
-	add("Lowercase", ok+`return {status = "degraded"}`)
-	add("Unknown", ok+`return {status = "Unknown", message = "no idea"}`)
-	add("Empty", ok+`return {}`)
-	add("Fine", ok+`return {status = "Degraded", message = "not ready"}`)
-	fsys["example.com/Fine/actions/discovery.lua"] = &fstest.MapFile{Data: []byte(`return {touch = {disabled = obj.spec.mode == "off"}}`)}
-	fsys["example.com/Fine/actions/touch/action.lua"] = &fstest.MapFile{Data: []byte(`if type(obj.spec) ~= "table" then error("no spec", 0) end
-obj.spec.touched = true
-return obj`)}
-	fsys["example.com/Fine/actions/action_test.yaml"] = &fstest.MapFile{Data: []byte("actionTests:\n- action: touch\n  inputPath: ../testdata/w.yaml\n  expectedErrorMessage: x\n")}
+	for p, b := range files {
+		fsys[p] = &fstest.MapFile{Data: b}
+	}
 	return fsys
+}
+
+func readTree(dir string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = b
+		return err
+	})
+	return out, err
 }
 
 func TestFuzzFindingKinds(t *testing.T) {
@@ -63,6 +65,9 @@ func TestFuzzFindingKinds(t *testing.T) {
 		"example.com/Empty/health.lua":     verify.NoStatus,
 		// discovery indexes obj.spec without a guard
 		"example.com/Fine/actions/discovery.lua": verify.LuaError,
+		// concatenates a retyped field; its error("no spec") is an answer, not a finding
+		"example.com/Fine/actions/touch/action.lua": verify.LuaError,
+		"example.com/Fine/actions/spin/action.lua":  verify.NonTable,
 	}
 	for script, kind := range want {
 		if len(kinds[script]) != 1 || !kinds[script][kind] {
@@ -72,6 +77,11 @@ func TestFuzzFindingKinds(t *testing.T) {
 	for script := range kinds {
 		if _, ok := want[script]; !ok {
 			t.Errorf("%s: unexpected findings %v", script, kinds[script])
+		}
+	}
+	for _, f := range rep.Findings() {
+		if f.Script == "example.com/Fine/actions/touch/action.lua" && f.Message == "no spec" {
+			t.Errorf("a deliberate error() reported: %s", f.Summary())
 		}
 	}
 	for _, s := range rep.Scripts {

@@ -1,0 +1,86 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/argoproj/argo-cd/v2/resource_customizations"
+	argolua "github.com/argoproj/argo-cd/v2/util/lua"
+	"github.com/argoproj/gitops-engine/pkg/health"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/builtinscripts"
+	"github.com/analysis-health/analysis-health/lint"
+	"github.com/analysis-health/analysis-health/mutate"
+	"github.com/analysis-health/analysis-health/verify"
+)
+
+// verify --fuzz --lint over every built-in script of Argo CD v2.14.21 (its embedded resource_customizations
+// tree), every finding replayed through Argo CD's own controller and API-server code paths; the result is
+// the v2.14.21 block of docs/argocd-builtin-scripts.md.
+func TestArgoCDBuiltinScripts(t *testing.T) {
+	res := builtinscripts.Execute(t, builtinscripts.Run{
+		Version: "v2.14.21",
+		Test:    "`TestArgoCDBuiltinScripts` in `conformance/` (main module)",
+		FS:      resource_customizations.Embedded,
+		Engine:  engine.Engine{Profile: engine.V2},
+		ArgoCD:  argoEvaluator,
+	})
+	if len(res.Scripts) < 250 || res.Fuzz.Cases() < 5000 {
+		t.Errorf("only %d scripts and %d evaluations: the tree was not found whole", len(res.Scripts), res.Fuzz.Cases())
+	}
+	builtinscripts.CheckDoc(t, "../docs/argocd-builtin-scripts.md", "v2.14.21", res.Markdown())
+}
+
+// argoEvaluator evaluates a built-in script the way Argo CD v2.14 reaches it: the controller's health
+// (the script resolved from the object's group and kind, with the built-ins' open libraries) and the API
+// server's discovery and actions (no open libraries). It first checks that Argo CD resolves this very
+// script for the object.
+func argoEvaluator(s verify.ScriptFile) verify.Evaluator {
+	obj := func(o map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: mutate.DeepCopy(o).(map[string]any)}
+	}
+	vm := argolua.VM{}
+	switch s.Role {
+	case lint.Health:
+		expectUnknown, expectEmpty := verify.HealthExpectations(resource_customizations.Embedded, s)
+		return func(o map[string]any) (verify.FindingKind, string) {
+			u := obj(o)
+			if script, open, err := vm.GetHealthScript(u); err != nil || script != s.Source || !open {
+				return "not-resolved", "Argo CD resolves another script, or no open libraries"
+			}
+			h, err := health.GetResourceHealth(u, argolua.ResourceHealthOverrides{})
+			if err != nil {
+				return verify.Classify(err, false)
+			}
+			if h == nil {
+				return "no-health", ""
+			}
+			return verify.ClassifyHealth(string(h.Status), h.Message, expectUnknown, expectEmpty)
+		}
+	case lint.Discovery:
+		return func(o map[string]any) (verify.FindingKind, string) {
+			u := obj(o)
+			scripts, err := vm.GetResourceActionDiscovery(u)
+			if err != nil || len(scripts) != 1 || scripts[0] != s.Source {
+				return "not-resolved", "Argo CD resolves other discovery scripts"
+			}
+			if _, err := vm.ExecuteResourceActionDiscovery(u, scripts); err != nil {
+				return verify.Classify(err, false)
+			}
+			return "", ""
+		}
+	default:
+		return func(o map[string]any) (verify.FindingKind, string) {
+			u := obj(o)
+			def, err := vm.GetResourceAction(u, s.Action)
+			if err != nil || def.ActionLua != s.Source {
+				return "not-resolved", "Argo CD resolves another action script"
+			}
+			if _, err := vm.ExecuteResourceAction(u, def.ActionLua); err != nil {
+				return verify.Classify(err, true)
+			}
+			return "", ""
+		}
+	}
+}

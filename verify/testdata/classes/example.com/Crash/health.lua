@@ -1,0 +1,1 @@
+return {status = obj.status.phase == "Ready" and "Healthy" or "Degraded"}

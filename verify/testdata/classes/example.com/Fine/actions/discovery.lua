@@ -1,0 +1,1 @@
+return {touch = {disabled = obj.spec.mode == "off"}, spin = {}}

@@ -1,0 +1,2 @@
+if type(obj.status) == "table" and obj.status.phase == "Ready" then return {status = "Healthy"} end
+return {status = "Unknown", message = "no idea"}
