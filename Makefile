@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: all build test test-v2 test-v3 bench fuzz golden verify example e2e skips-reset skips-summary check-no-skips
+.PHONY: all build test test-v2 test-v3 bench fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
@@ -60,6 +60,14 @@ fuzz:
 
 golden:
 	$(GO) test $(GOLDEN_PKGS) -update
+
+# verify --fuzz --lint over Argo CD's own built-in scripts (v2.14.21 in conformance/, v3.2.12 in
+# conformance/v3), every finding replayed in Argo CD's own code; part of `make test` too.
+# UPDATE=1 rewrites docs/argocd-builtin-scripts.md.
+BUILTIN_UPDATE = $(if $(filter 1,$(UPDATE)),-update,)
+builtin-scripts:
+	$(GO) test -count=1 -run 'TestArgoCDBuiltinScripts|TestFuzzFindingClassesInArgoCD' ./conformance/ $(BUILTIN_UPDATE)
+	cd conformance/v3 && $(GO) test -count=1 -run 'TestArgoCDv3BuiltinScripts' . $(BUILTIN_UPDATE)
 
 verify:
 	$(GO) run ./cmd/analysis-health verify
