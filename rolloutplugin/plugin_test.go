@@ -30,25 +30,24 @@ import (
 
 const token = "s3cr3t-t0ken-value-never-printed"
 
-// frame is one recorded state of e2e/testdata (Argo Rollouts' real rollout controller).
+// frame is one recorded state of Argo Rollouts' rollout controller (../verdict/testdata, from the e2e
+// recordings).
 type frame struct {
 	Rollout      map[string]any   `json:"rollout"`
 	AnalysisRuns []map[string]any `json:"analysisRuns"`
 }
 
-func loadFrames(t *testing.T, scenario string) []frame {
+func loadFrame(t *testing.T, name string) frame {
 	t.Helper()
-	raw, err := os.ReadFile("../e2e/testdata/timelines/" + scenario + ".yaml")
+	raw, err := os.ReadFile("../verdict/testdata/" + name + ".yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tl struct {
-		Frames []frame `json:"frames"`
-	}
-	if err := yaml.Unmarshal(raw, &tl); err != nil {
+	var f frame
+	if err := yaml.UnmarshalStrict(raw, &f); err != nil {
 		t.Fatal(err)
 	}
-	return tl.Frames
+	return f
 }
 
 var listKinds = map[schema.GroupVersionResource]string{
@@ -133,9 +132,7 @@ func analysisRun(args ...v1alpha1.Argument) *v1alpha1.AnalysisRun {
 
 func TestMeasurements(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	success := loadFrames(t, "canary-step-successful")
-	failed := loadFrames(t, "canary-step-failed")
-	last := func(f []frame) frame { return f[len(f)-1] }
+	running, success, failed := loadFrame(t, "step-running"), loadFrame(t, "step-successful"), loadFrame(t, "step-failed")
 	objsOf := func(f frame) []map[string]any { return append([]map[string]any{f.Rollout}, f.AnalysisRuns...) }
 
 	// A server that accepts connections and never answers: client-go's timeout must end the call.
@@ -163,22 +160,22 @@ func TestMeasurements(t *testing.T) {
 		phase   v1alpha1.AnalysisPhase
 		message string
 	}{
-		{name: "running while the step analysis measures", local: fakeClient(objsOf(success[0])...), config: cfg, phase: v1alpha1.AnalysisPhaseRunning},
-		{name: "successful once promoted", local: fakeClient(objsOf(last(success))...), config: cfg, phase: v1alpha1.AnalysisPhaseSuccessful, message: "fully promoted and every analysis of it passed"},
-		{name: "failed step analysis", local: fakeClient(objsOf(last(failed))...), config: cfg, phase: v1alpha1.AnalysisPhaseFailed, message: "Step analysis run"},
+		{name: "running while the step analysis measures", local: fakeClient(objsOf(running)...), config: cfg, phase: v1alpha1.AnalysisPhaseRunning},
+		{name: "successful once promoted", local: fakeClient(objsOf(success)...), config: cfg, phase: v1alpha1.AnalysisPhaseSuccessful, message: "is fully promoted and its analysis passed"},
+		{name: "failed step analysis", local: fakeClient(objsOf(failed)...), config: cfg, phase: v1alpha1.AnalysisPhaseFailed, message: "Step analysis run"},
 		{name: "missing config", local: fakeClient(), config: "", phase: v1alpha1.AnalysisPhaseError, message: "has no provider.plugin"},
 		{name: "malformed config", local: fakeClient(), config: `{"name": 3}`, phase: v1alpha1.AnalysisPhaseError, message: "not a valid config"},
 		{name: "unknown field", local: fakeClient(), config: `{"name":"checkout","namespace":"shop","kubeconfig":"x"}`, phase: v1alpha1.AnalysisPhaseError, message: `unknown field "kubeconfig"`},
 		{name: "unresolved argument", local: fakeClient(), config: `{"name":"{{args.rollout}}","namespace":"shop"}`, phase: v1alpha1.AnalysisPhaseError, message: "still holds a template"},
-		{name: "unknown Rollout", local: fakeClient(objsOf(last(success))...), config: `{"name":"payments","namespace":"shop"}`, phase: v1alpha1.AnalysisPhaseError, message: "Rollout shop/payments not found in the Rollouts controller's cluster"},
-		{name: "unknown revision", local: fakeClient(objsOf(last(success))...), config: `{"name":"checkout","namespace":"shop","revision":"99"}`, phase: v1alpha1.AnalysisPhaseError, message: `revision "99" is neither`},
+		{name: "unknown Rollout", local: fakeClient(objsOf(success)...), config: `{"name":"payments","namespace":"shop"}`, phase: v1alpha1.AnalysisPhaseError, message: "Rollout shop/payments not found in the Rollouts controller's cluster"},
+		{name: "unknown revision", local: fakeClient(objsOf(success)...), config: `{"name":"checkout","namespace":"shop","revision":"99"}`, phase: v1alpha1.AnalysisPhaseError, message: `revision "99" is neither`},
 		{name: "missing Secret", local: fakeClient(), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseError, message: "Secret kargo-shop/workload not found"},
 		{name: "Secret without the key", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"other": "x"})), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseError, message: `Secret kargo-shop/workload has no key "config"`},
 		{name: "Secret that is not a kubeconfig", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"config": "token: " + token + "\n::: not yaml"})), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseError, message: "not a valid kubeconfig"},
 		{name: "kubeconfig that cannot reach its server", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"config": kubeconfigFor(closedPort)})), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseError, message: "cannot reach the cluster of the kubeconfig in Secret kargo-shop/workload"},
 		{name: "kubeconfig whose server never answers", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"config": kubeconfigFor(hang.URL)})), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseError, message: "did not answer within 1s"},
-		{name: "remote cluster", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"config": kubeconfigFor(closedPort)})), remote: fakeClient(objsOf(last(success))...), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseSuccessful},
-		{name: "Secret argument templated into the config", local: fakeClient(objsOf(last(success))...), config: `{"name":"checkout","namespace":"` + token + `"}`,
+		{name: "remote cluster", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"config": kubeconfigFor(closedPort)})), remote: fakeClient(objsOf(success)...), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseSuccessful},
+		{name: "Secret argument templated into the config", local: fakeClient(objsOf(success)...), config: `{"name":"checkout","namespace":"` + token + `"}`,
 			args: []v1alpha1.Argument{{Name: "ns", Value: new(token), ValueFrom: &v1alpha1.ValueFrom{SecretKeyRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}}}, phase: v1alpha1.AnalysisPhaseError, message: "Rollout *****/checkout not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,8 +259,7 @@ func TestForbidden(t *testing.T) {
 // TestInitPluginWithoutCluster: no reachable cluster at start is not an InitPlugin error; the
 // measurement reports it, and a later one recovers once a client can be built.
 func TestInitPluginWithoutCluster(t *testing.T) {
-	frames := loadFrames(t, "canary-step-successful")
-	f := frames[len(frames)-1]
+	f := loadFrame(t, "step-successful")
 	c := fakeClient(append([]map[string]any{f.Rollout}, f.AnalysisRuns...)...)
 	fail := true
 	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) {

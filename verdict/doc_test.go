@@ -20,7 +20,7 @@ const (
 // TestDocValueExample keeps the rendered value in docs/kargo.md equal to what the plugin returns for the
 // last recorded frame of canary-step-failed; -update rewrites it.
 func TestDocValueExample(t *testing.T) {
-	objs := lastFrame(t, "canary-step-failed")
+	objs := fixture(t, "step-failed")
 	v, err := verdict.Judge(objs, verdict.Options{})
 	if err != nil {
 		t.Fatal(err)

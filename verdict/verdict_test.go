@@ -2,6 +2,8 @@ package verdict_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,16 +12,22 @@ import (
 	"github.com/analysis-health/analysis-health/verdict"
 )
 
-func lastFrame(t *testing.T, scenario string) verdict.Objects {
+// fixture is one of testdata/*.yaml: frames recorded by e2e/recorder from Argo Rollouts' rollout
+// controller, copied here so these tests do not depend on how the recordings evolve.
+func fixture(t *testing.T, name string) verdict.Objects {
 	t.Helper()
-	for _, tl := range loadTimelines(t) {
-		if tl.Name == scenario {
-			f := tl.Frames[len(tl.Frames)-1]
-			return verdict.Objects{Rollout: deepCopy(t, f.Rollout), AnalysisRuns: deepCopyAll(t, f.AnalysisRuns)}
-		}
+	raw, err := os.ReadFile(filepath.Join("testdata", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no timeline %s", scenario)
-	return verdict.Objects{}
+	var f struct {
+		Rollout      map[string]any   `json:"rollout"`
+		AnalysisRuns []map[string]any `json:"analysisRuns"`
+	}
+	if err := yaml.UnmarshalStrict(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	return verdict.Objects{Rollout: f.Rollout, AnalysisRuns: f.AnalysisRuns}
 }
 
 func deepCopy(t *testing.T, m map[string]any) map[string]any {
@@ -71,24 +79,24 @@ func TestJudge(t *testing.T) {
 		phase    string
 		message  string
 	}{
-		{name: "promoted", scenario: "canary-step-successful", phase: verdict.Successful, message: "is fully promoted"},
-		{name: "the current revision by number", scenario: "canary-step-successful", opts: verdict.Options{Revision: "2"}, phase: verdict.Successful},
-		{name: "the current revision by hash", scenario: "canary-step-successful", opts: verdict.Options{Revision: "849565ffcd"}, phase: verdict.Successful},
-		{name: "an unknown revision", scenario: "canary-step-successful", opts: verdict.Options{Revision: "5"}, phase: verdict.Error,
+		{name: "promoted", scenario: "step-successful", phase: verdict.Successful, message: "is fully promoted"},
+		{name: "the current revision by number", scenario: "step-successful", opts: verdict.Options{Revision: "2"}, phase: verdict.Successful},
+		{name: "the current revision by hash", scenario: "step-successful", opts: verdict.Options{Revision: "849565ffcd"}, phase: verdict.Successful},
+		{name: "an unknown revision", scenario: "step-successful", opts: verdict.Options{Revision: "5"}, phase: verdict.Error,
 			message: `revision "5" is neither the current revision of Rollout checkout`},
-		{name: "the spec not observed yet", scenario: "canary-step-successful", phase: verdict.Running, message: "Waiting for rollout spec update to be observed",
+		{name: "the spec not observed yet", scenario: "step-successful", phase: verdict.Running, message: "Waiting for rollout spec update to be observed",
 			edit: func(t *testing.T, o *verdict.Objects) { set(o.Rollout, int64(99), "metadata", "generation") }},
-		{name: "no status yet", scenario: "canary-step-successful", phase: verdict.Running,
+		{name: "no status yet", scenario: "step-successful", phase: verdict.Running,
 			edit: func(t *testing.T, o *verdict.Objects) { delete(o.Rollout, "status") }},
-		{name: "a run of another Rollout is ignored", scenario: "canary-step-successful", phase: verdict.Successful,
+		{name: "a run of another Rollout is ignored", scenario: "step-successful", phase: verdict.Successful,
 			edit: func(t *testing.T, o *verdict.Objects) {
-				ar := deepCopy(t, lastFrame(t, "canary-step-failed").AnalysisRuns[0])
+				ar := deepCopy(t, fixture(t, "step-failed").AnalysisRuns[0])
 				set(ar, []any{map[string]any{"kind": "Rollout", "name": "payments", "uid": "x"}}, "metadata", "ownerReferences")
 				set(ar, "other-run", "metadata", "name")
 				o.AnalysisRuns = append(o.AnalysisRuns, ar)
 			}},
-		{name: "failed", scenario: "canary-step-failed", phase: verdict.Failed, message: `Step analysis run checkout-849565ffcd-2-1: Metric "success-rate" assessed Failed`},
-		{name: "a failed experiment", scenario: "canary-step-successful", phase: verdict.Failed, message: "Experiment checkout-849565ffcd-2-1: Experiment has failed",
+		{name: "failed", scenario: "step-failed", phase: verdict.Failed, message: `Step analysis run checkout-849565ffcd-2-1: Metric "success-rate" assessed Failed`},
+		{name: "a failed experiment", scenario: "step-successful", phase: verdict.Failed, message: "Experiment checkout-849565ffcd-2-1: Experiment has failed",
 			edit: func(t *testing.T, o *verdict.Objects) {
 				o.Experiments = append(o.Experiments, fromYAML(t, `
 metadata:
@@ -98,7 +106,7 @@ metadata:
 status: {phase: Failed, analysisRuns: [{name: a, analysisRun: checkout-849565ffcd-2-1-a, phase: Failed}]}
 `))
 			}},
-		{name: "an experiment's run still measuring", scenario: "canary-step-successful", phase: verdict.Running, message: "Experiment analysis run checkout-849565ffcd-2-1-a",
+		{name: "an experiment's run still measuring", scenario: "step-successful", phase: verdict.Running, message: "Experiment analysis run checkout-849565ffcd-2-1-a",
 			edit: func(t *testing.T, o *verdict.Objects) {
 				o.Experiments = append(o.Experiments, fromYAML(t, `
 metadata:
@@ -116,7 +124,7 @@ status: {phase: Running}
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			objs := lastFrame(t, tc.scenario)
+			objs := fixture(t, tc.scenario)
 			if tc.edit != nil {
 				tc.edit(t, &objs)
 			}
@@ -138,7 +146,7 @@ status: {phase: Running}
 // The value stays within its bound however many runs and metrics there are, keeps the newest runs, says
 // how much it left out, and never carries a redacted string.
 func TestValueBoundAndRedaction(t *testing.T) {
-	objs := lastFrame(t, "canary-step-failed")
+	objs := fixture(t, "step-failed")
 	base := objs.AnalysisRuns[0]
 	secret := "hunter2-secret"
 	for i := 0; i < 30; i++ {
@@ -179,22 +187,17 @@ func TestValueBoundAndRedaction(t *testing.T) {
 // With the scripts' inconclusive option set to Degraded, an inconclusive analysis fails the verification,
 // as it makes the Rollout Degraded in Argo CD.
 func TestInconclusiveDegraded(t *testing.T) {
-	for _, tl := range loadTimelines(t) {
-		if tl.Name != "canary-step-inconclusive-resumed" {
-			continue
-		}
-		for i, f := range tl.Frames {
-			objs := verdict.Objects{Rollout: f.Rollout, AnalysisRuns: f.AnalysisRuns}
-			v, err := verdict.Judge(objs, verdict.Options{})
-			if err != nil || v.Phase != verdict.Inconclusive {
-				continue
-			}
-			d, err := verdict.Judge(objs, verdict.Options{InconclusiveDegraded: true})
-			if err != nil || d.Phase != verdict.Failed {
-				t.Fatalf("frame %d: %s %q (%v), want Failed", i, d.Phase, d.Message, err)
-			}
-			return
+	objs := fixture(t, "step-inconclusive")
+	for _, tc := range []struct {
+		opts verdict.Options
+		want string
+	}{{verdict.Options{}, verdict.Inconclusive}, {verdict.Options{InconclusiveDegraded: true}, verdict.Failed}} {
+		v, err := verdict.Judge(objs, tc.opts)
+		if err != nil || v.Phase != tc.want {
+			t.Errorf("%+v: %s %q (%v), want %s", tc.opts, v.Phase, v.Message, err, tc.want)
 		}
 	}
-	t.Fatal("no inconclusive frame")
+	if v, _ := verdict.Judge(fixture(t, "step-running"), verdict.Options{}); v.Phase != verdict.Running {
+		t.Errorf("running step analysis: %s %q", v.Phase, v.Message)
+	}
 }
