@@ -108,7 +108,7 @@ func TestActionsThroughArgoCD(t *testing.T) {
 					t.Fatalf("discovery scripts: want ours first, then the built-in one if any; got %d", len(scripts))
 				}
 				want, wantErr := vm.ExecuteResourceActionDiscovery(obj.DeepCopy(), scripts)
-				got, gotErr := engine.Engine{Profile: engine.V2}.Discover(obj.Object, scripts...)
+				got, gotErr := engine.Engine{Profile: engine.V214}.Discover(obj.Object, scripts...)
 				if errText(wantErr) != errText(gotErr) {
 					t.Fatalf("discovery error:\n argo-cd: %s\n engine:  %s", errText(wantErr), errText(gotErr))
 				}
@@ -127,7 +127,7 @@ func TestActionsThroughArgoCD(t *testing.T) {
 					}
 				}
 				// Ours alone never fails, whatever the object (Argo CD's built-in discovery may).
-				if _, err := (engine.Engine{Profile: engine.V2}).Discover(obj.Object, discovery); err != nil {
+				if _, err := (engine.Engine{Profile: engine.V214}).Discover(obj.Object, discovery); err != nil {
 					t.Errorf("our discovery failed: %v", err)
 				}
 				for _, d := range defs {
@@ -153,7 +153,7 @@ func TestActionsThroughArgoCD(t *testing.T) {
 func compareAction(t *testing.T, name string, obj *unstructured.Unstructured, script string) {
 	t.Helper()
 	want, wantErr := runArgoAction(obj.DeepCopy(), script)
-	got, gotErr := engine.Engine{Profile: engine.V2}.RunAction(obj.Object, script, nil)
+	got, gotErr := engine.Engine{Profile: engine.V214}.RunAction(obj.Object, script, nil)
 	if panicked, ok := strings.CutPrefix(errText(wantErr), "argo-cd panicked: "); ok {
 		// Where Argo CD v2.14 panics the engine must fail, naming the same runtime error.
 		if gotErr == nil || !strings.Contains(gotErr.Error(), panicked) {
@@ -291,7 +291,7 @@ func TestActionProbesMatchArgoCD(t *testing.T) {
 	for _, p := range discoveryProbes {
 		t.Run("discovery/"+p.name, func(t *testing.T) {
 			want, wantErr := argolua.VM{}.ExecuteResourceActionDiscovery(&unstructured.Unstructured{Object: probeObject()}, []string{p.script})
-			got, gotErr := engine.Engine{Profile: engine.V2}.Discover(probeObject(), p.script)
+			got, gotErr := engine.Engine{Profile: engine.V214}.Discover(probeObject(), p.script)
 			if errText(wantErr) != errText(gotErr) {
 				t.Fatalf("error:\n argo-cd: %s\n engine:  %s", errText(wantErr), errText(gotErr))
 			}
@@ -340,7 +340,7 @@ func TestArgoCDBuiltinAnalysisRunActionSuite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := engine.Engine{Profile: engine.V2}.Discover(obj.Object, discovery)
+			got, err := engine.Engine{Profile: engine.V214}.Discover(obj.Object, discovery)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -363,7 +363,7 @@ func TestArgoCDBuiltinAnalysisRunActionSuite(t *testing.T) {
 			obj := read(t, tc.InputPath)
 			expected := read(t, tc.ExpectedOutputPath)
 			compareAction(t, tc.Action, obj, script)
-			got, err := engine.Engine{Profile: engine.V2}.RunAction(obj.Object, script, nil)
+			got, err := engine.Engine{Profile: engine.V214}.RunAction(obj.Object, script, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

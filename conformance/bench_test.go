@@ -85,7 +85,7 @@ func BenchmarkHealth(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				obj := set.objs[i%len(set.objs)]
-				if _, err := (engine.Engine{Profile: engine.V2}).Health(obj.Object, scripts[obj.GetKind()]); err != nil {
+				if _, err := (engine.Engine{Profile: engine.V214}).Health(obj.Object, scripts[obj.GetKind()]); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -42,7 +42,7 @@ func TestArgoCDBuiltinSuites(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := engine.Engine{Profile: engine.V2}.Health(unstructuredFrom(t, input).Object, script)
+				got, err := engine.Engine{Profile: engine.V214}.Health(unstructuredFrom(t, input).Object, script)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -60,7 +60,7 @@ func costSets(b *testing.B) []costSet {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h, err := engine.Engine{Profile: engine.V2}.Health(obj.Object, src)
+		h, err := engine.Engine{Profile: engine.V214}.Health(obj.Object, src)
 		if err != nil {
 			b.Fatalf("%s: %v", fx.Path, err)
 		}

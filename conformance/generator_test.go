@@ -260,7 +260,7 @@ func genAssertActions(t *testing.T, ov map[string]v1alpha1.ResourceOverride, o g
 				continue
 			}
 			merged, mergedErr := vm.ExecuteResourceActionDiscovery(obj.DeepCopy(), scripts)
-			engineMerged, engineErr := engine.Engine{Profile: engine.V2}.Discover(obj.Object, scripts...)
+			engineMerged, engineErr := engine.Engine{Profile: engine.V214}.Discover(obj.Object, scripts...)
 			if errText(mergedErr) != errText(engineErr) {
 				t.Errorf("%s: merged discovery error: argo-cd %s, engine %s", fx.Path, errText(mergedErr), errText(engineErr))
 				continue
@@ -367,7 +367,7 @@ func genAssertFixtures(t *testing.T, ov map[string]v1alpha1.ResourceOverride, o 
 			continue // an object of a kind we ship no script for (a referenced object): nothing to compare
 		}
 		checked[k.Key()]++
-		ours, err := engine.Engine{Profile: engine.V2}.Health(obj.Object, script)
+		ours, err := engine.Engine{Profile: engine.V214}.Health(obj.Object, script)
 		if err != nil {
 			t.Errorf("%s: engine: %v", fx.Path, err)
 			continue

@@ -31,7 +31,7 @@ func TestFixturesMatchArgoCD(t *testing.T) {
 					t.Fatalf("fixture of kind %s has no bundled script", obj.GetKind())
 				}
 			}
-			ours, err := engine.Engine{Profile: engine.V2}.Health(obj.Object, script)
+			ours, err := engine.Engine{Profile: engine.V214}.Health(obj.Object, script)
 			if err != nil {
 				t.Fatalf("engine: %v", err)
 			}

@@ -16,7 +16,7 @@ func TestSandboxMatchesArgoCD(t *testing.T) {
 		for _, tc := range probe.Cases {
 			t.Run(fmt.Sprintf("openLibs=%v/%s", openLibs, tc.Name), func(t *testing.T) {
 				want, wantErr := argolua.VM{UseOpenLibs: openLibs}.ExecuteHealthLua(&unstructured.Unstructured{Object: probe.Object()}, tc.Script)
-				got, gotErr := engine.Engine{Profile: engine.V2, OpenLibs: openLibs}.Health(probe.Object(), tc.Script)
+				got, gotErr := engine.Engine{Profile: engine.V214, OpenLibs: openLibs}.Health(probe.Object(), tc.Script)
 				if probe.ErrText(wantErr) != probe.ErrText(gotErr) {
 					t.Fatalf("error:\n argo-cd: %s\n engine:  %s", probe.ErrText(wantErr), probe.ErrText(gotErr))
 				}

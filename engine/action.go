@@ -24,7 +24,7 @@ type Action struct {
 }
 
 // ActionParam is Argo CD's v1alpha1.ResourceActionParam. v3 keeps only Name; v2 also has Value, Type and
-// Default, so under the V3 profile those stay empty whatever the script returns.
+// Default, so under the v3 profiles those stay empty whatever the script returns.
 type ActionParam struct {
 	Name    string `json:"name,omitempty"`
 	Value   string `json:"value,omitempty"`
@@ -123,7 +123,7 @@ func (e Engine) decodeAction(name string, v any) (Action, error) {
 	if err != nil {
 		return Action{}, fmt.Errorf("error marshaling resource action: %w", err)
 	}
-	if e.Profile == V3 {
+	if e.Profile.AtLeast(V32) {
 		return decodeV3Action(a, raw)
 	}
 	return decodeV2Action(a, raw)
@@ -207,9 +207,9 @@ func (r *renamedError) Unwrap() error { return r.err }
 // Returned objects are decoded like Kubernetes' unstructured JSON (integers as int64, a kind required),
 // and patched objects go through Argo CD's cleanReturnedObj for the profile: an empty table where obj had
 // a map becomes that map again (v2: the old, non-empty map, so clearing a map is silently undone; v3: an
-// empty map). params become the global actionParams under V3; Argo CD v2 actions take none.
+// empty map). params become the global actionParams under the v3 profiles; Argo CD v2 actions take none.
 func (e Engine) RunAction(obj map[string]any, script string, params map[string]string) ([]Impacted, error) {
-	if e.Profile != V3 && len(params) > 0 {
+	if !e.Profile.AtLeast(V32) && len(params) > 0 {
 		return nil, errors.New("action parameters need Argo CD v3: v2 has no actionParams")
 	}
 	var out []Impacted
@@ -389,7 +389,7 @@ func (e Engine) cleanMap(returned, original map[string]any, path string) (map[st
 			switch ov := oldValue.(type) {
 			case map[string]any:
 				if len(nv) == 0 {
-					if e.Profile == V3 {
+					if e.Profile.AtLeast(V32) {
 						returned[key] = map[string]any{}
 					} else {
 						// v2.14 puts the original map back: an action cannot clear a map.
@@ -413,7 +413,7 @@ func (e Engine) cleanMap(returned, original map[string]any, path string) (map[st
 func (e Engine) cleanList(returned, original []any, path string) ([]any, error) {
 	for i, newValue := range returned {
 		if i >= len(original) {
-			if e.Profile == V3 {
+			if e.Profile.AtLeast(V32) {
 				break
 			}
 			switch newValue.(type) {

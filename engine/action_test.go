@@ -47,9 +47,9 @@ func TestDiscover(t *testing.T) {
 			`return {["promote-full"] = {disabled = false}, abort = {}}`},
 			want: []Action{{Name: "abort"}, {Name: "promote-full", Disabled: true, DisplayName: "blocked"}}},
 		{name: "a name field renames the action", scripts: []string{`return {x = {name = "y"}}`}, want: []Action{{Name: "y"}}},
-		{name: "v2 params keep every field", scripts: []string{`return {x = {params = {{name = "n", default = "1"}}}}`},
+		{name: "v2 params keep every field", profile: V214, scripts: []string{`return {x = {params = {{name = "n", default = "1"}}}}`},
 			want: []Action{{Name: "x", Params: []ActionParam{{Name: "n", Default: "1"}}}}},
-		{name: "v3 params keep only the name", profile: V3, scripts: []string{`return {x = {params = {{name = "n", default = "1"}}}}`},
+		{name: "v3 params keep only the name", profile: V32, scripts: []string{`return {x = {params = {{name = "n", default = "1"}}}}`},
 			want: []Action{{Name: "x", Params: []ActionParam{{Name: "n"}}}}},
 		{name: "obj is the object", scripts: []string{`return {[obj.metadata.name] = {disabled = obj.spec.replicas == 5}}`},
 			want: []Action{{Name: "checkout", Disabled: true}}},
@@ -65,9 +65,9 @@ func TestDiscover(t *testing.T) {
 			wantErr: "error unmarshaling resource action: json: cannot unmarshal bool into Go value of type v1alpha1.ResourceAction"},
 		{name: "disabled of the wrong type", scripts: []string{`return {a = {disabled = "yes"}}`},
 			wantErr: "error unmarshaling resource action: json: cannot unmarshal string into Go struct field ResourceAction.disabled of type bool"},
-		{name: "runtime error", scripts: []string{`return obj.spec.nothing.x`}, profile: V3,
+		{name: "runtime error", scripts: []string{`return obj.spec.nothing.x`}, profile: V32,
 			wantErr: "<string>:1: attempt to index a non-table object(nil) with key 'x'"},
-		{name: "no string library", scripts: []string{`return {[string.upper("a")] = {}}`}, profile: V3,
+		{name: "no string library", scripts: []string{`return {[string.upper("a")] = {}}`}, profile: V32,
 			wantErr: "<string>:1: attempt to index a non-table object(nil) with key 'upper'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,13 +133,13 @@ func TestRunAction(t *testing.T) {
 					t.Errorf("extra %v", got[0].Object["spec"])
 				}
 			}},
-		{name: "v2 undoes clearing a map", script: `obj.metadata.labels = {}; return obj`,
+		{name: "v2 undoes clearing a map", profile: V214, script: `obj.metadata.labels = {}; return obj`,
 			check: func(t *testing.T, got []Impacted) {
 				if !reflect.DeepEqual(labels(got[0].Object), map[string]any{"app": "checkout"}) {
 					t.Errorf("labels %v", labels(got[0].Object))
 				}
 			}},
-		{name: "v3 clears the map", profile: V3, script: `obj.metadata.labels = {}; return obj`,
+		{name: "v3 clears the map", profile: V32, script: `obj.metadata.labels = {}; return obj`,
 			check: func(t *testing.T, got []Impacted) {
 				if !reflect.DeepEqual(labels(got[0].Object), map[string]any{}) {
 					t.Errorf("labels %v", labels(got[0].Object))
@@ -151,7 +151,7 @@ func TestRunAction(t *testing.T) {
 					t.Error("status kept")
 				}
 			}},
-		{name: "v3 lets an action append an object to a list", profile: V3,
+		{name: "v3 lets an action append an object to a list", profile: V32,
 			script: `table.insert(obj.spec.strategy.canary.steps, {setWeight = 50}); return obj`,
 			check: func(t *testing.T, got []Impacted) {
 				steps := got[0].Object["spec"].(map[string]any)["strategy"].(map[string]any)["canary"].(map[string]any)["steps"].([]any)
@@ -159,9 +159,9 @@ func TestRunAction(t *testing.T) {
 					t.Errorf("steps %v", steps)
 				}
 			}},
-		{name: "v2 fails where Argo CD v2.14 panics", script: `table.insert(obj.spec.strategy.canary.steps, {setWeight = 50}); return obj`,
+		{name: "v2 fails where Argo CD v2.14 panics", profile: V214, script: `table.insert(obj.spec.strategy.canary.steps, {setWeight = 50}); return obj`,
 			wantErr: "action appended an object or list to spec.strategy.canary.steps: Argo CD v2.14 fails on this (runtime error: index out of range [2] with length 2)"},
-		{name: "v2 appends scalars", script: `obj.spec.list = {"a"}; return obj`,
+		{name: "v2 appends scalars", profile: V214, script: `obj.spec.list = {"a"}; return obj`,
 			check: func(t *testing.T, got []Impacted) {
 				if !reflect.DeepEqual(got[0].Object["spec"].(map[string]any)["list"], []any{"a"}) {
 					t.Error(got[0].Object["spec"])
@@ -188,14 +188,14 @@ func TestRunAction(t *testing.T) {
 					t.Errorf("got %+v", got)
 				}
 			}},
-		{name: "v3 actionParams", profile: V3, params: map[string]string{"replicas": "3"},
+		{name: "v3 actionParams", profile: V32, params: map[string]string{"replicas": "3"},
 			script: `obj.spec.replicas = tonumber(actionParams["replicas"]); return obj`,
 			check: func(t *testing.T, got []Impacted) {
 				if got[0].Object["spec"].(map[string]any)["replicas"] != int64(3) {
 					t.Error(got[0].Object["spec"])
 				}
 			}},
-		{name: "v2 takes no parameters", params: map[string]string{"a": "b"}, script: `return obj`,
+		{name: "v2 takes no parameters", profile: V214, params: map[string]string{"a": "b"}, script: `return obj`,
 			wantErr: "action parameters need Argo CD v3: v2 has no actionParams"},
 		{name: "unsupported operation", script: `return {{operation = "delete", resource = obj}}`, wantErr: `unsupported operation: "delete"`},
 		{name: "object without kind", script: `return {apiVersion = "v1"}`, wantErr: `Object 'Kind' is missing in '{"apiVersion":"v1"}'`},
@@ -206,11 +206,11 @@ func TestRunAction(t *testing.T) {
 		{name: "patch without resource", script: `return {{operation = "patch"}}`,
 			wantErr: "action output entry 1: operation patch without a resource"},
 		{name: "nil result", script: `obj.spec.paused = true`, wantErr: "expect table output from Lua script, not nil"},
-		{name: "runtime error keeps v2's traceback", script: `error("boom")`, wantErr: "<string>:1: boom\nstack traceback:"},
-		{name: "v3 drops the traceback", profile: V3, script: `error("boom")`, wantErr: "<string>:1: boom"},
-		{name: "no global os", profile: V3, script: `obj.spec.t = os.time(); return obj`,
+		{name: "runtime error keeps v2's traceback", profile: V214, script: `error("boom")`, wantErr: "<string>:1: boom\nstack traceback:"},
+		{name: "v3 drops the traceback", profile: V32, script: `error("boom")`, wantErr: "<string>:1: boom"},
+		{name: "no global os", profile: V32, script: `obj.spec.t = os.time(); return obj`,
 			wantErr: "<string>:1: attempt to index a non-table object(nil) with key 'time'"},
-		{name: "require os works", profile: V3, script: `local os = require("os"); obj.spec.t = os.time(); return obj`,
+		{name: "require os works", profile: V32, script: `local os = require("os"); obj.spec.t = os.time(); return obj`,
 			check: func(t *testing.T, got []Impacted) {
 				if _, ok := got[0].Object["spec"].(map[string]any)["t"].(int64); !ok {
 					t.Error(got[0].Object["spec"])
@@ -221,7 +221,7 @@ func TestRunAction(t *testing.T) {
 			in := rollout()
 			got, err := Engine{Profile: tc.profile}.RunAction(in, tc.script, tc.params)
 			if tc.wantErr != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) || (tc.profile == V3 && err.Error() != tc.wantErr) {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) || (tc.profile.AtLeast(V32) && err.Error() != tc.wantErr) {
 					t.Fatalf("want error %q, got %v", tc.wantErr, err)
 				}
 				return
@@ -239,14 +239,14 @@ func TestRunAction(t *testing.T) {
 
 func TestActionTimeout(t *testing.T) {
 	start := time.Now()
-	_, err := Engine{Profile: V3, Timeout: 50 * time.Millisecond}.RunAction(rollout(), `while true do end`, nil)
+	_, err := Engine{Profile: V32, Timeout: 50 * time.Millisecond}.RunAction(rollout(), `while true do end`, nil)
 	if err == nil || !strings.Contains(err.Error(), "context deadline exceeded") {
 		t.Fatalf("want a timeout, got %v", err)
 	}
 	if time.Since(start) > 2*time.Second {
 		t.Errorf("took %v", time.Since(start))
 	}
-	_, err = Engine{Profile: V3, Timeout: 50 * time.Millisecond}.Discover(rollout(), `while true do end`)
+	_, err = Engine{Profile: V32, Timeout: 50 * time.Millisecond}.Discover(rollout(), `while true do end`)
 	if err == nil || !strings.Contains(err.Error(), "context deadline exceeded") {
 		t.Fatalf("discovery: want a timeout, got %v", err)
 	}

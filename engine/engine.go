@@ -1,7 +1,8 @@
-// Package engine evaluates Argo CD resource-customization Lua (health now, actions too) the way Argo CD's
+// Package engine evaluates Argo CD resource-customization Lua (health and actions) the way Argo CD's
 // util/lua VM does: gopher-lua with only the libraries Argo CD opens, its 1 s timeout, its conversion of the
-// object into Lua and its validation of what the script returns. The conformance tests prove, fixture by
-// fixture, that results equal those of Argo CD v2.14's and v3.2's own code.
+// object into Lua and its validation of what the script returns, and, for health, what gitops-engine's
+// GetResourceHealth makes of that result (objects being deleted, "no health"). The conformance tests
+// prove, fixture by fixture, that results equal those of Argo CD v2.14's, v3.2's and v3.6's own code.
 package engine
 
 import (
@@ -18,27 +19,6 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 	luajson "layeh.com/gopher-json"
 )
-
-// Profile selects the Argo CD release line whose VM behaviour is reproduced where releases differ.
-type Profile string
-
-const (
-	// V2 is Argo CD v2.14: runtime errors keep gopher-lua's stack traceback.
-	V2 Profile = "v2"
-	// V3 is Argo CD v3.x: runtime errors lose the traceback; actions get actionParams and keep cleared maps.
-	V3 Profile = "v3"
-)
-
-// ParseProfile accepts "v2" or "v3" (and the long forms "v2.14", "v3.2").
-func ParseProfile(s string) (Profile, error) {
-	switch strings.ToLower(s) {
-	case "v2", "v2.14", "2":
-		return V2, nil
-	case "v3", "v3.2", "3":
-		return V3, nil
-	}
-	return "", fmt.Errorf("unknown Argo CD version %q (valid: v2, v3)", s)
-}
 
 // DefaultTimeout is Argo CD's per-script deadline (util/lua/lua.go runLua: context.WithTimeout 1 s).
 const DefaultTimeout = time.Second
@@ -63,10 +43,15 @@ const (
 type Health struct {
 	Status  string `json:"status,omitempty"`
 	Message string `json:"message,omitempty"`
+	// DeletionMessage is what a v3.6 script reports for an object being deleted; gitops-engine v3.6
+	// then records Status with this message instead of "Pending deletion". Earlier releases have no such
+	// field and ignore it, so it is only ever set under V36.
+	DeletionMessage string `json:"deletionMessage,omitempty"`
 }
 
 // Engine is a value like Argo CD's lua.VM: every evaluation gets a fresh Lua state.
 type Engine struct {
+	// Profile is the Argo CD release line to reproduce; empty means Default.
 	Profile Profile
 	// OpenLibs opens gopher-lua's full standard library, as Argo CD does for its built-in scripts and for
 	// argocd-cm scripts with resource.customizations.useOpenLibs.<group>_<Kind>: "true".
@@ -75,19 +60,36 @@ type Engine struct {
 	Timeout time.Duration
 }
 
-// Health runs a health script against obj and validates the result as Argo CD's ExecuteHealthLua does.
-// A nil or empty-table result is an empty Health, an unknown status becomes Unknown with Argo CD's message,
-// and any other return type is an error.
+// Health runs a health script against obj and validates the result as Argo CD's ExecuteHealthLua does,
+// flattening "no health" (a v3.6 script returning nil) into the zero Health. Use Execute where the two must
+// be told apart and ResourceHealth for what Argo CD records.
 func (e Engine) Health(obj map[string]any, script string) (Health, error) {
-	return e.health(func(L *lua.LState) (lua.LValue, error) { return toLua(L, obj), nil }, script)
+	return flatten(e.Execute(obj, script))
 }
 
-// health is Health with obj built into the state by build.
-func (e Engine) health(build func(*lua.LState) (lua.LValue, error), script string) (Health, error) {
-	var h Health
+// Execute is Argo CD's ExecuteHealthLua: an empty table, or a table whose fields do not decode (a numeric
+// message), is an empty Health, an unknown status becomes Unknown with Argo CD's message, and any other
+// return type is an error. A nil result is an empty Health before v3.6 and nil ("no health") from v3.6.
+func (e Engine) Execute(obj map[string]any, script string) (*Health, error) {
+	return e.execute(func(L *lua.LState) (lua.LValue, error) { return toLua(L, obj), nil }, script)
+}
+
+func flatten(h *Health, err error) (Health, error) {
+	if h == nil {
+		return Health{}, err
+	}
+	return *h, err
+}
+
+// execute is Execute with obj built into the state by build.
+func (e Engine) execute(build func(*lua.LState) (lua.LValue, error), script string) (*Health, error) {
+	var h *Health
 	err := e.runWith(build, script, nil, func(ret lua.LValue) error {
 		switch ret.Type() {
 		case lua.LTNil:
+			if !e.Profile.AtLeast(V36) {
+				h = &Health{}
+			}
 			return nil
 		case lua.LTTable:
 		default:
@@ -97,22 +99,43 @@ func (e Engine) health(build func(*lua.LState) (lua.LValue, error), script strin
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(raw, &h); err != nil {
-			// Argo CD swallows every type error (an empty table encodes as [], a numeric message as a number)
-			// into an empty status rather than failing.
-			var typeErr *json.UnmarshalTypeError
-			if errors.As(err, &typeErr) {
-				h = Health{}
-				return nil
-			}
-			return err
-		}
-		if !validStatus(h.Status) {
-			h = Health{Status: Unknown, Message: invalidHealthStatus}
-		}
-		return nil
+		h, err = e.decodeHealth(raw)
+		return err
 	})
-	return h, err
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// decodeHealth decodes into the profile's HealthStatus: before v3.6 it has no deletionMessage, so a
+// script's deletionMessage is ignored, even one of the wrong type.
+func (e Engine) decodeHealth(raw []byte) (*Health, error) {
+	var h Health
+	var err error
+	if e.Profile.AtLeast(V36) {
+		err = json.Unmarshal(raw, &h)
+	} else {
+		var old struct {
+			Status  string `json:"status,omitempty"`
+			Message string `json:"message,omitempty"`
+		}
+		err = json.Unmarshal(raw, &old)
+		h = Health{Status: old.Status, Message: old.Message}
+	}
+	if err != nil {
+		// Argo CD swallows every type error (an empty table encodes as [], a numeric message as a number)
+		// into an empty status rather than failing.
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return &Health{}, nil
+		}
+		return nil, err
+	}
+	if !validStatus(h.Status) {
+		return &Health{Status: Unknown, Message: invalidHealthStatus}, nil
+	}
+	return &h, nil
 }
 
 func validStatus(s string) bool {
@@ -146,7 +169,7 @@ func (e Engine) runWith(build func(*lua.LState) (lua.LValue, error), script stri
 		return err
 	}
 	L.SetGlobal("obj", obj)
-	if e.Profile == V3 {
+	if e.Profile.AtLeast(V32) {
 		tbl := L.CreateTable(0, len(params))
 		for k, v := range params {
 			tbl.RawSetH(lua.LString(k), lua.LString(v))
@@ -173,7 +196,7 @@ func (e Engine) exec(L *lua.LState, script string) error {
 // scrub reproduces v3's removal of the stack traceback from runtime errors (util/lua/lua.go
 // runLuaWithResourceActionParameters); v2 reports it.
 func (e Engine) scrub(err error) error {
-	if err == nil || e.Profile != V3 {
+	if err == nil || !e.Profile.AtLeast(V32) {
 		return err
 	}
 	var apiErr *lua.ApiError

@@ -20,7 +20,12 @@ var ErrInvalidJSON = errors.New("invalid JSON")
 // string, invalid UTF-8, a number ParseFloat rejects, anything not JSON) goes through json.Unmarshal and
 // toLua themselves, so both paths agree by construction. A decoding error is wrapped in ErrInvalidJSON.
 func (e Engine) HealthJSON(raw []byte, script string) (Health, error) {
-	return e.health(func(L *lua.LState) (lua.LValue, error) {
+	return flatten(e.ExecuteJSON(raw, script))
+}
+
+// ExecuteJSON is Execute on the object raw decodes to, built as HealthJSON builds it.
+func (e Engine) ExecuteJSON(raw []byte, script string) (*Health, error) {
+	return e.execute(func(L *lua.LState) (lua.LValue, error) {
 		if v, ok := jsonToLua(L, raw); ok {
 			return v, nil
 		}

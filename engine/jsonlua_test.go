@@ -86,7 +86,7 @@ func TestHealthJSONMatchesHealth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []Profile{V2, V3} {
+		for _, p := range Profiles() {
 			want, wantErr := Engine{Profile: p}.Health(obj, script)
 			got, gotErr := Engine{Profile: p}.HealthJSON(raw, script)
 			if got != want || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {

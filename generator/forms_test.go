@@ -59,8 +59,8 @@ func TestFormsEqualSourceOnFixtures(t *testing.T) {
 					if err := yaml.Unmarshal(fx.Raw, &obj); err != nil {
 						t.Fatal(err)
 					}
-					want, werr := engine.Engine{Profile: engine.V2}.Health(obj, src)
-					got, gerr := engine.Engine{Profile: engine.V2}.Health(obj, form)
+					want, werr := engine.Engine{Profile: engine.V214}.Health(obj, src)
+					got, gerr := engine.Engine{Profile: engine.V214}.Health(obj, form)
 					if got != want || (werr == nil) != (gerr == nil) {
 						t.Errorf("%s script, %s form (%s), %s: got %+v, %v; the source gives %+v, %v", k.Kind, version, inconclusive, fx.Path, got, gerr, want, werr)
 					}

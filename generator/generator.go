@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/lua"
 )
 
@@ -129,6 +130,8 @@ type resolved struct {
 	blockBypass   bool
 	form          Form
 	argocdVersion string
+	// profile is the engine profile of argocdVersion, under which the lua format derives its expectations.
+	profile engine.Profile
 }
 
 // Validate reports options Generate would reject, so a caller can tell bad input from a failed render.
@@ -148,6 +151,10 @@ func (o Options) resolve() (resolved, error) {
 		return resolved{}, err
 	}
 	r.form, r.argocdVersion = form, o.ArgoCDVersion
+	if p, err := engine.ParseProfile(o.ArgoCDVersion); err == nil {
+		// A release no profile stands for (FormFor accepts any) keeps engine.Default.
+		r.profile = p
+	}
 	switch r.inconclusive {
 	case "":
 		r.inconclusive = InconclusiveSuspended

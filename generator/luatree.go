@@ -217,7 +217,7 @@ func deriveSuite(k lua.Kind, r resolved, raw []byte, optioned string) ([]byte, e
 	}
 	dir := path.Join(k.Group, k.Kind)
 	// The argocd-cm sandbox (no open libraries), where these scripts run in Argo CD.
-	eng := engine.Engine{Profile: engine.V2}
+	eng := engine.Engine{Profile: r.profile}
 	tests := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	for i, tc := range suite.Tests {
 		obj, err := verify.LoadObject(lua.FS, path.Join(dir, tc.InputPath))
@@ -267,8 +267,8 @@ func deriveActionSuite(dir string, r resolved, raw []byte, bundled, optioned str
 	if err := sigsyaml.UnmarshalStrict(raw, &suite); err != nil {
 		return nil, err
 	}
-	// Discovery runs without open libraries in both profiles; V2 is what verify runs by default.
-	eng := engine.Engine{Profile: engine.V2}
+	// Discovery runs without open libraries in every profile.
+	eng := engine.Engine{Profile: r.profile}
 	option := fmt.Sprintf("--block-bypass-on-failed-analysis=%v", r.blockBypass)
 	discovery := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	derived := make([][]engine.Action, 0, len(suite.DiscoveryTests))

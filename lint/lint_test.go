@@ -123,7 +123,7 @@ func TestGlobalsMatchEngine(t *testing.T) {
 	const list = `local t = {} for k in pairs(_G) do table.insert(t, k) end table.sort(t)
 return {status = "Healthy", message = table.concat(t, " ")}`
 	for _, open := range []bool{false, true} {
-		h, err := engine.Engine{Profile: engine.V2, OpenLibs: open}.Health(map[string]any{}, list)
+		h, err := engine.Engine{Profile: engine.V214, OpenLibs: open}.Health(map[string]any{}, list)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -88,7 +88,7 @@ func TestBlockBypassOption(t *testing.T) {
 		{"off", off, []engine.Action{{Name: "pause", Disabled: true}, {Name: "skip-current-step"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := engine.Engine{Profile: engine.V2}.Discover(obj, tc.script)
+			got, err := engine.Engine{Profile: engine.V214}.Discover(obj, tc.script)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestBlockingRule(t *testing.T) {
 		{"no generation", canary("currentStepAnalysisRunStatus", "Failed", nil, "2"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := engine.Engine{Profile: engine.V3}.Discover(tc.obj, discovery)
+			got, err := engine.Engine{Profile: engine.V32}.Discover(tc.obj, discovery)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +181,7 @@ func TestDiscoverySurvivesMutatedObjects(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, profile := range []engine.Profile{engine.V2, engine.V3} {
+				for _, profile := range engine.Profiles() {
 					if _, err := (engine.Engine{Profile: profile}).Discover(mutated, discovery); err != nil {
 						b, _ := yaml.Marshal(mutated)
 						t.Fatalf("%s discovery failed: %v\nobject:\n%s", k.Kind, err, b)

@@ -64,7 +64,7 @@ func checkMutated(t *testing.T, s seed, data []byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := engine.Engine{Profile: engine.V2}.Health(mutated, script)
+		h, err := engine.Engine{Profile: engine.V214}.Health(mutated, script)
 		if err != nil {
 			b, _ := yaml.Marshal(mutated)
 			t.Fatalf("%s script raised an error: %v\nobject:\n%s", k.Kind, err, b)
@@ -72,7 +72,7 @@ func checkMutated(t *testing.T, s seed, data []byte) {
 		// Every form the generator emits for an Argo CD VM gives what the source gives.
 		for _, version := range []string{"v2.14", "v3.6"} {
 			form := formOf(t, k, version)
-			if got, err := (engine.Engine{Profile: engine.V2}).Health(mutated, form); err != nil || got != h {
+			if got, err := (engine.Engine{Profile: engine.V214}).Health(mutated, form); err != nil || got != h {
 				b, _ := yaml.Marshal(mutated)
 				t.Fatalf("%s script, form for %s: %+v, %v; the source gives %+v\nobject:\n%s", k.Kind, version, got, err, h, b)
 			}

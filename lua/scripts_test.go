@@ -10,7 +10,7 @@ import (
 
 // Every bundled health_test.yaml case, through the engine under both Argo CD profiles.
 func TestBundledSuites(t *testing.T) {
-	for _, profile := range []engine.Profile{engine.V2, engine.V3} {
+	for _, profile := range engine.Profiles() {
 		rep, err := verify.Runner{Engine: engine.Engine{Profile: profile}}.Tree(lua.FS, ".")
 		if err != nil {
 			t.Fatal(err)

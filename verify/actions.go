@@ -129,7 +129,7 @@ func (r Runner) comparable(a engine.Action) engine.Action {
 	params := a.Params
 	a.Params = nil
 	for _, p := range params {
-		if r.Engine.Profile == engine.V3 {
+		if r.Engine.Profile.AtLeast(engine.V32) {
 			p = engine.ActionParam{Name: p.Name}
 		}
 		a.Params = append(a.Params, p)
@@ -163,7 +163,7 @@ func (r Runner) actionCase(fsys fs.FS, dir string, tc ActionCase) string {
 	if err := engine.CheckSyntax(string(script)); err != nil {
 		return fmt.Sprintf("%s: %v", scriptPath, err)
 	}
-	if len(tc.Parameters) > 0 && r.Engine.Profile != engine.V3 {
+	if len(tc.Parameters) > 0 && !r.Engine.Profile.AtLeast(engine.V32) {
 		return "parameters need Argo CD v3 (--argocd-version v3): v2 actions take none"
 	}
 	if tc.ExpectedOutputPath == "" && tc.ExpectedErrorMessage == "" {

@@ -117,7 +117,7 @@ actionTests:
 - action: fail
   inputPath: testdata/in.yaml
   expectedErrorMessage: no r`, want: []string{""}},
-		{name: "expected error, v2 traceback ignored", profile: engine.V2, suite: `
+		{name: "expected error, v2 traceback ignored", profile: engine.V214, suite: `
 actionTests:
 - action: fail
   inputPath: testdata/in.yaml
@@ -137,13 +137,13 @@ actionTests:
 - action: fail
   inputPath: testdata/in.yaml
   expectedOutputPath: testdata/in.yaml`, want: []string{"script error: no r"}},
-		{name: "v3 parameters", profile: engine.V3, suite: `
+		{name: "v3 parameters", profile: engine.V32, suite: `
 actionTests:
 - action: params
   inputPath: testdata/in.yaml
   expectedOutputPath: testdata/replicas7.yaml
   parameters: {count: "7"}`, want: []string{""}},
-		{name: "parameters under v2", profile: engine.V2, suite: `
+		{name: "parameters under v2", profile: engine.V214, suite: `
 actionTests:
 - action: params
   inputPath: testdata/in.yaml
@@ -179,7 +179,7 @@ actionTests:
 		t.Run(tc.name, func(t *testing.T) {
 			profile := tc.profile
 			if profile == "" {
-				profile = engine.V3
+				profile = engine.V32
 			}
 			res, err := Runner{Engine: engine.Engine{Profile: profile}}.ActionSuite(tree(tc.suite, nil), "g/K/actions/action_test.yaml")
 			if tc.wantErr != "" {
@@ -216,7 +216,7 @@ func TestActionSuiteNeedsDiscoveryScript(t *testing.T) {
 }
 
 func TestTreeRunsActionSuites(t *testing.T) {
-	rep, err := Runner{Engine: engine.Engine{Profile: engine.V2}}.Tree(tree("actionTests:\n- action: pause\n  inputPath: testdata/in.yaml\n  expectedOutputPath: testdata/in.yaml\n", nil), ".")
+	rep, err := Runner{Engine: engine.Engine{Profile: engine.V214}}.Tree(tree("actionTests:\n- action: pause\n  inputPath: testdata/in.yaml\n  expectedOutputPath: testdata/in.yaml\n", nil), ".")
 	if err != nil {
 		t.Fatal(err)
 	}

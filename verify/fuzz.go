@@ -354,7 +354,7 @@ func HealthExpectations(fsys fs.FS, s ScriptFile) (unknown, empty bool) {
 
 // actionParams are the parameters the suite passes to this action first, under a profile that has them.
 func actionParams(fsys fs.FS, s ScriptFile, eng engine.Engine) map[string]string {
-	if eng.Profile != engine.V3 {
+	if !eng.Profile.AtLeast(engine.V32) {
 		return nil
 	}
 	dir := strings.TrimSuffix(s.Path, s.Action+"/action.lua")

@@ -45,7 +45,7 @@ func readTree(dir string) (map[string][]byte, error) {
 }
 
 func TestFuzzFindingKinds(t *testing.T) {
-	rep, err := verify.Fuzz(kindTree(), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V3, Timeout: 100 * time.Millisecond}, N: 30, Seed: 3})
+	rep, err := verify.Fuzz(kindTree(), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V32, Timeout: 100 * time.Millisecond}, N: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestFuzzExpectedOutcomesAreNotFindings(t *testing.T) {
 	fsys := kindTree()
 	fsys["example.com/Unknown/health_test.yaml"].Data = []byte("tests:\n- healthStatus: {status: Unknown, message: no idea}\n  inputPath: testdata/w.yaml\n")
 	fsys["example.com/Empty/health_test.yaml"].Data = []byte("tests:\n- healthStatus: {}\n  inputPath: testdata/w.yaml\n")
-	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V3, Timeout: 100 * time.Millisecond}, N: 30, Seed: 3})
+	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V32, Timeout: 100 * time.Millisecond}, N: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestFuzzExpectedOutcomesAreNotFindings(t *testing.T) {
 
 func TestFuzzIsReproducible(t *testing.T) {
 	run := func(seed int64) verify.FuzzReport {
-		rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V2}, N: 40, Seed: seed})
+		rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V214}, N: 40, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,9 +124,9 @@ func TestFuzzIsReproducible(t *testing.T) {
 	}
 }
 
-// Our own scripts: no finding of any kind, under either profile.
+// Our own scripts: no finding of any kind, under every profile.
 func TestFuzzBundledTreeIsClean(t *testing.T) {
-	for _, p := range []engine.Profile{engine.V2, engine.V3} {
+	for _, p := range engine.Profiles() {
 		rep, err := verify.Fuzz(lua.FS, verify.FuzzOptions{Engine: engine.Engine{Profile: p}, N: 6, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -148,7 +148,7 @@ func TestFuzzBundledTreeIsClean(t *testing.T) {
 }
 
 func TestWriteFindingsStaysInsideDir(t *testing.T) {
-	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V2}, N: 20, Seed: 1})
+	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V214}, N: 20, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestWriteFindingsStaysInsideDir(t *testing.T) {
 
 func ExampleFuzz() {
 	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{
-		Engine: engine.Engine{Profile: engine.V3}, N: 20, Seed: 1,
+		Engine: engine.Engine{Profile: engine.V32}, N: 20, Seed: 1,
 	})
 	if err != nil {
 		panic(err)

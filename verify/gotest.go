@@ -45,7 +45,7 @@ func (o Options) Engine() (engine.Engine, error) {
 }
 
 // DefaultArgoCD is the version Options use when ArgoCD is empty.
-const DefaultArgoCD = "v3"
+const DefaultArgoCD = "v3.6"
 
 // Test runs every suite of the resource_customizations tree in fsys as a subtest of t named
 // "<group>/<Kind>/<health|discovery|action name>/<input file>", failing with the expected and actual

@@ -118,7 +118,7 @@ func TestActionsThroughArgoCDv3(t *testing.T) {
 					t.Fatalf("discovery scripts: want ours first, then the built-in one if any; got %d", len(scripts))
 				}
 				want, wantErr := vm.ExecuteResourceActionDiscovery(obj.DeepCopy(), scripts)
-				got, gotErr := engine.Engine{Profile: engine.V3}.Discover(obj.Object, scripts...)
+				got, gotErr := engine.Engine{Profile: engine.V32}.Discover(obj.Object, scripts...)
 				if errText(wantErr) != errText(gotErr) {
 					t.Fatalf("discovery error:\n argo-cd: %s\n engine:  %s", errText(wantErr), errText(gotErr))
 				}
@@ -141,7 +141,7 @@ func TestActionsThroughArgoCDv3(t *testing.T) {
 						}
 					}
 				}
-				if _, err := (engine.Engine{Profile: engine.V3}).Discover(obj.Object, discovery); err != nil {
+				if _, err := (engine.Engine{Profile: engine.V32}).Discover(obj.Object, discovery); err != nil {
 					t.Errorf("our discovery failed: %v", err)
 				}
 				for _, d := range defs {
@@ -166,7 +166,7 @@ func compareV3Action(t *testing.T, name string, obj *unstructured.Unstructured, 
 		argoParams = append(argoParams, &applicationpkg.ResourceActionParameters{Name: &k, Value: &v})
 	}
 	want, wantErr := argolua.VM{}.ExecuteResourceAction(obj.DeepCopy(), script, argoParams)
-	got, gotErr := engine.Engine{Profile: engine.V3}.RunAction(obj.Object, script, params)
+	got, gotErr := engine.Engine{Profile: engine.V32}.RunAction(obj.Object, script, params)
 	if errText(wantErr) != errText(gotErr) {
 		t.Errorf("%s: error:\n argo-cd: %s\n engine:  %s", name, errText(wantErr), errText(gotErr))
 		return
@@ -282,7 +282,7 @@ func TestActionProbesMatchArgoCDv3(t *testing.T) {
 	for _, p := range discoveryProbes {
 		t.Run("discovery/"+p.name, func(t *testing.T) {
 			want, wantErr := argolua.VM{}.ExecuteResourceActionDiscovery(&unstructured.Unstructured{Object: probeObject()}, []string{p.script})
-			got, gotErr := engine.Engine{Profile: engine.V3}.Discover(probeObject(), p.script)
+			got, gotErr := engine.Engine{Profile: engine.V32}.Discover(probeObject(), p.script)
 			if errText(wantErr) != errText(gotErr) {
 				t.Fatalf("error:\n argo-cd: %s\n engine:  %s", errText(wantErr), errText(gotErr))
 			}
@@ -339,7 +339,7 @@ func TestArgoCDv3BuiltinActionSuites(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := engine.Engine{Profile: engine.V3}.Discover(obj.Object, discovery)
+				got, err := engine.Engine{Profile: engine.V32}.Discover(obj.Object, discovery)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -368,7 +368,7 @@ func TestArgoCDv3BuiltinActionSuites(t *testing.T) {
 				obj := object(t, builtinFile(t, path.Join(dir, tc.InputPath)))
 				expected := object(t, builtinFile(t, path.Join(dir, tc.ExpectedOutputPath)))
 				compareV3Action(t, tc.Action, obj, script, tc.Parameters)
-				got, err := engine.Engine{Profile: engine.V3}.RunAction(obj.Object, script, tc.Parameters)
+				got, err := engine.Engine{Profile: engine.V32}.RunAction(obj.Object, script, tc.Parameters)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -416,7 +416,7 @@ func TestOurActionsMatchV3Builtins(t *testing.T) {
 					}
 				}
 				want, wantErr := argolua.VM{}.ExecuteResourceActionDiscovery(obj.DeepCopy(), []string{builtinDiscovery})
-				got, err := engine.Engine{Profile: engine.V3}.Discover(obj.Object, discovery)
+				got, err := engine.Engine{Profile: engine.V32}.Discover(obj.Object, discovery)
 				if err != nil {
 					t.Fatalf("our discovery failed: %v", err)
 				}

@@ -69,7 +69,7 @@ func TestFixturesMatchArgoCDv3(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ours, err := engine.Engine{Profile: engine.V3}.Health(obj.Object, script)
+			ours, err := engine.Engine{Profile: engine.V32}.Health(obj.Object, script)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +96,7 @@ func TestSandboxMatchesArgoCDv3(t *testing.T) {
 		for _, tc := range probe.Cases {
 			t.Run(fmt.Sprintf("openLibs=%v/%s", openLibs, tc.Name), func(t *testing.T) {
 				want, wantErr := argolua.VM{UseOpenLibs: openLibs}.ExecuteHealthLua(&unstructured.Unstructured{Object: probe.Object()}, tc.Script)
-				got, gotErr := engine.Engine{Profile: engine.V3, OpenLibs: openLibs}.Health(probe.Object(), tc.Script)
+				got, gotErr := engine.Engine{Profile: engine.V32, OpenLibs: openLibs}.Health(probe.Object(), tc.Script)
 				if probe.ErrText(wantErr) != probe.ErrText(gotErr) {
 					t.Fatalf("error:\n argo-cd v3: %s\n engine:     %s", probe.ErrText(wantErr), probe.ErrText(gotErr))
 				}

@@ -67,7 +67,7 @@ func TestGeneratedConfigMapInArgoCDv3(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ours, err := engine.Engine{Profile: engine.V3}.Health(obj.Object, script)
+				ours, err := engine.Engine{Profile: engine.V32}.Health(obj.Object, script)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -150,7 +150,7 @@ func assertGeneratedActions(t *testing.T, ov map[string]v1alpha1.ResourceOverrid
 				continue
 			}
 			merged, mergedErr := vm.ExecuteResourceActionDiscovery(obj.DeepCopy(), scripts)
-			engineMerged, engineErr := engine.Engine{Profile: engine.V3}.Discover(obj.Object, scripts...)
+			engineMerged, engineErr := engine.Engine{Profile: engine.V32}.Discover(obj.Object, scripts...)
 			if errText(mergedErr) != errText(engineErr) {
 				t.Errorf("%s: merged discovery error: argo-cd %s, engine %s", fx.Path, errText(mergedErr), errText(engineErr))
 				continue

@@ -21,7 +21,7 @@ func init() { verbs = append(verbs, newActionCommand) }
 
 type actionFlags struct {
 	file    string
-	version *enumValue
+	version profileValue
 	output  *enumValue
 	params  []string
 	diff    bool
@@ -63,7 +63,7 @@ See docs/actions.md.`,
 }
 
 func newActionListCommand(o *Options) *cobra.Command {
-	f := &actionFlags{version: newEnum("v2", "v2", "v3"), output: newEnum("table", "table", "json", "yaml")}
+	f := &actionFlags{output: newEnum("table", "table", "json", "yaml")}
 	cmd := &cobra.Command{
 		Use:   "list -f FILE",
 		Short: "List the bundled actions for an object and whether each is enabled",
@@ -82,13 +82,13 @@ menu, and prints each action, whether it is disabled and, where a failed analysi
 		},
 	}
 	cmd.Flags().StringVarP(&f.file, "filename", "f", "", "file with one YAML/JSON object, or - (stdin)")
-	cmd.Flags().Var(f.version, "argocd-version", "Argo CD release line whose Lua VM behaviour to reproduce: v2|v3")
+	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json|yaml")
 	return cmd
 }
 
 func newActionRunCommand(o *Options) *cobra.Command {
-	f := &actionFlags{version: newEnum("v2", "v2", "v3")}
+	f := &actionFlags{}
 	cmd := &cobra.Command{
 		Use:   "run ACTION -f FILE",
 		Short: "Run a bundled action against an object and print the result",
@@ -96,7 +96,7 @@ func newActionRunCommand(o *Options) *cobra.Command {
 (or create) as YAML, or with --diff a unified diff against the input. Nothing is sent to a cluster.
 
 An action the discovery script disables for the object (Argo CD greys it out) is refused, as is an
-action analysis-health does not ship. With --argocd-version v3, --param key=value sets actionParams.
+action analysis-health does not ship. Under Argo CD v3 (the default), --param key=value sets actionParams.
 
 ` + builtinNote,
 		Example: `  analysis-health action run skip-current-step -f rollout.yaml --diff
@@ -115,7 +115,7 @@ action analysis-health does not ship. With --argocd-version v3, --param key=valu
 		},
 	}
 	cmd.Flags().StringVarP(&f.file, "filename", "f", "", "file with one YAML/JSON object, or - (stdin)")
-	cmd.Flags().Var(f.version, "argocd-version", "Argo CD release line whose Lua VM behaviour to reproduce: v2|v3")
+	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().StringArrayVar(&f.params, "param", nil, "action parameter key=value, repeatable (Argo CD v3 only)")
 	cmd.Flags().BoolVar(&f.diff, "diff", false, "print a unified diff against the input instead of the resulting object")
 	return cmd
@@ -130,7 +130,7 @@ type actionTarget struct {
 }
 
 func loadActionTarget(o *Options, f *actionFlags) (*actionTarget, error) {
-	profile, _ := engine.ParseProfile(f.version.String())
+	profile := f.version.p
 	objs, err := manifest.Read([]string{f.file}, o.In)
 	if err != nil {
 		return nil, err
@@ -301,8 +301,8 @@ func runActionRun(o *Options, f *actionFlags, name string) error {
 	if err != nil {
 		return err
 	}
-	if len(params) > 0 && f.version.String() != "v3" {
-		return usageError("--param needs --argocd-version v3: Argo CD v2 actions take no parameters")
+	if len(params) > 0 && !f.version.p.AtLeast(engine.V32) {
+		return usageError("--param needs Argo CD v3 (--argocd-version v3.2 or v3.6): Argo CD v2 actions take no parameters")
 	}
 	t, err := loadActionTarget(o, f)
 	if err != nil {

@@ -66,8 +66,10 @@ func TestActionCommand(t *testing.T) {
 		{name: "discovery survives odd field types", args: []string{"action", "list", "-f", "-"},
 			stdin:   `{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun", "metadata": {"name": "r"}, "spec": {"terminate": {"x": 1}}, "status": {"phase": {}}}`,
 			wantOut: "NAME       DISABLED  REASON\nterminate  false     -\n"},
-		{name: "param under v2", args: []string{"action", "run", "terminate", "-f", "testdata/actions/analysisrun-running.yaml", "--param", "a=b"},
-			code: 2, wantErr: "--param needs --argocd-version v3"},
+		{name: "param under v2", args: []string{"action", "run", "terminate", "-f", "testdata/actions/analysisrun-running.yaml", "--param", "a=b", "--argocd-version", "v2"},
+			code: 2, wantErr: "--param needs Argo CD v3"},
+		{name: "param under the default profile is accepted", args: []string{"action", "run", "terminate", "-f", "testdata/actions/analysisrun-running.yaml", "--param", "a=b"},
+			hasOut: []string{"terminate: true"}},
 		{name: "malformed param", args: []string{"action", "run", "terminate", "-f", "testdata/actions/analysisrun-running.yaml", "--param", "a", "--argocd-version", "v3"},
 			code: 2, wantErr: `invalid --param "a": want key=value`},
 		{name: "param under v3 is accepted", args: []string{"action", "run", "terminate", "-f", "testdata/actions/analysisrun-running.yaml", "--param", "a=b=c", "--argocd-version", "v3"},
@@ -75,7 +77,7 @@ func TestActionCommand(t *testing.T) {
 		{name: "no -f", args: []string{"action", "list"}, code: 2, wantErr: "-f FILE is required"},
 		{name: "no action", args: []string{"action", "run", "-f", "testdata/actions/analysisrun-running.yaml"}, code: 2, wantErr: "exactly one ACTION"},
 		{name: "no subcommand", args: []string{"action"}, code: 2, wantErr: "list or run"},
-		{name: "bad version", args: []string{"action", "list", "-f", "x", "--argocd-version", "v4"}, code: 2, wantErr: "v2, v3"},
+		{name: "bad version", args: []string{"action", "list", "-f", "x", "--argocd-version", "v4"}, code: 2, wantErr: "v2.14, v3.2, v3.6"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := run(t, tc.stdin, tc.args...)

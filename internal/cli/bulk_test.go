@@ -40,11 +40,12 @@ func TestHealthBulkMatchesSerial(t *testing.T) {
 	for _, o := range objs {
 		row, script, _ := newRow(o, bundledScripts)
 		if script != "" {
-			h, err := engine.Engine{Profile: engine.V2}.Health(o.Object, script)
+			// The CLI's default profile, one object at a time.
+			h, err := engine.Engine{Profile: engine.Default}.ResourceHealth(o.Object, script)
 			if err != nil {
 				t.Fatal(err)
 			}
-			row = row.with(h)
+			row = row.with(o, h)
 		}
 		want = append(want, row)
 	}

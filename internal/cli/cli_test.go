@@ -45,7 +45,7 @@ func TestHealthCommand(t *testing.T) {
 		{name: "key Argo CD rejects", args: []string{"health", "-f", "testdata/run.json", "--argocd-cm", "testdata/argocd-cm-badkey.yaml"}, code: 1, wantErr: "resource customization type healthz not supported", emptyStdout: true},
 		{name: "no -f", args: []string{"health"}, code: 2, wantErr: "at least one -f", emptyStdout: true},
 		{name: "bad output", args: []string{"health", "-f", "testdata/run.json", "-o", "xml"}, code: 2, wantErr: "table, json, yaml", emptyStdout: true},
-		{name: "bad version", args: []string{"health", "-f", "testdata/run.json", "--argocd-version", "v4"}, code: 2, wantErr: "v2, v3", emptyStdout: true},
+		{name: "bad version", args: []string{"health", "-f", "testdata/run.json", "--argocd-version", "v4"}, code: 2, wantErr: "v2.14, v3.2, v3.6", emptyStdout: true},
 		{name: "unknown command", args: []string{"healthz"}, code: 2, wantErr: "unknown command", emptyStdout: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ type generateFlags struct {
 	actions      bool
 	blockBypass  bool
 	kargo        kargoFlags
+	version      profileValue
 }
 
 func newGenerateCommand(o *Options) *cobra.Command {
@@ -87,6 +88,7 @@ nothing behind. See docs/install.md.`,
 	cmd.Flags().StringVar(&f.argocdName, "argocd-name", generator.DefaultArgoCDName, "name of the ArgoCD resource the operator formats patch (they refuse to apply to any other)")
 	cmd.Flags().StringVar(&f.out, "out", "", "write to this file (folder for kustomize and lua) instead of standard output")
 	cmd.Flags().BoolVar(&f.actions, "actions", true, "include the resource actions (resource.customizations.actions.* keys, actions/ folders in --format lua)")
+	addVersionFlag(cmd, &f.version, "Argo CD release line to render the health scripts for (the form cheapest in its Lua VM) and to derive --format lua's test expectations under")
 	cmd.Flags().BoolVar(&f.blockBypass, "block-bypass-on-failed-analysis", true, "list a Rollout's promote-full and skip-current-step disabled while its current analysis has failed (=false: Argo CD's built-in entries stand)")
 	addKargoFlags(cmd.Flags(), &f.kargo)
 	return cmd
@@ -116,6 +118,7 @@ func runGenerate(o *Options, f *generateFlags) error {
 		// Always set, defaults included: the generator then refuses a switched-off guard that cannot apply.
 		Actions:                     new(f.actions),
 		BlockBypassOnFailedAnalysis: new(f.blockBypass),
+		ArgoCDVersion:               f.version.p.String(),
 	}
 	if f.inconclusive.String() == "degraded" {
 		opts.Inconclusive = generator.InconclusiveDegraded

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/cli"
 	"github.com/analysis-health/analysis-health/lua"
@@ -23,6 +24,10 @@ func run(args ...string) (int, string, string) {
 func rendered(t *testing.T, f generator.Format, o generator.Options) []generator.File {
 	t.Helper()
 	o.Version = cli.Version
+	if o.ArgoCDVersion == "" {
+		// What the CLI passes without --argocd-version.
+		o.ArgoCDVersion = engine.Default.String()
+	}
 	files, err := generator.Generate(f, o)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +73,8 @@ func TestGenerateStdout(t *testing.T) {
 		{[]string{"--format", "argocd-cm", "--actions=true", "--block-bypass-on-failed-analysis=true"}, generator.ConfigMap, generator.Options{}},
 		// Without Rollout the guard cannot apply, but leaving it on (the default) is no contradiction.
 		{[]string{"--format", "patch", "--kinds", "AnalysisRun"}, generator.Patch, generator.Options{Kinds: []lua.Kind{{Group: "argoproj.io", Kind: "AnalysisRun"}}}},
+		{[]string{"--format", "argocd-cm", "--argocd-version", "v2"}, generator.ConfigMap, generator.Options{ArgoCDVersion: "v2.14"}},
+		{[]string{"--format", "helm", "--argocd-version", "3.2"}, generator.Helm, generator.Options{ArgoCDVersion: "v3.2"}},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

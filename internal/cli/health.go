@@ -21,7 +21,7 @@ import (
 type healthFlags struct {
 	files    []string
 	argocdCM string
-	version  *enumValue
+	version  profileValue
 	output   *enumValue
 }
 
@@ -38,7 +38,7 @@ type HealthRow struct {
 }
 
 func newHealthCommand(o *Options) *cobra.Command {
-	f := &healthFlags{version: newEnum("v2", "v2", "v3"), output: newEnum("table", "table", "json", "yaml")}
+	f := &healthFlags{output: newEnum("table", "table", "json", "yaml")}
 	cmd := &cobra.Command{
 		Use:   "health -f FILE [-f FILE...]",
 		Short: "Evaluate the health of objects as Argo CD would with these scripts",
@@ -55,7 +55,7 @@ func newHealthCommand(o *Options) *cobra.Command {
 	}
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "file, folder or - (stdin) with YAML/JSON objects; repeatable")
 	cmd.Flags().StringVar(&f.argocdCM, "argocd-cm", "", "use the health scripts of this argocd-cm ConfigMap instead of the bundled ones")
-	cmd.Flags().Var(f.version, "argocd-version", "Argo CD release line whose Lua VM behaviour to reproduce: v2|v3")
+	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json|yaml")
 	return cmd
 }
@@ -109,7 +109,7 @@ func runHealth(o *Options, f *healthFlags) error {
 		}
 		source = s
 	}
-	profile, _ := engine.ParseProfile(f.version.String())
+	profile := f.version.p
 	rows, err := evaluateAll(manifest.NewReader(f.files, o.In), source, profile)
 	if err != nil {
 		return err
@@ -132,15 +132,20 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 	err := ordered.Map(0, r.Next, func(u manifest.Unit) ([]HealthRow, error) {
 		// An item of a JSON List goes to the engine as JSON, which builds its Lua tables without Go maps
 		// in between; anything else, and an item that is not JSON after all, is decoded first.
-		if obj, item, ok, err := u.Header(); ok {
+		// An object being deleted (or one whose keys might be escaped) takes the decoded path, where the
+		// profile's deletion handling reads its metadata as Argo CD does.
+		if obj, item, ok, err := u.Header(); ok && !bytes.Contains(item, deletionKey) && !bytes.Contains(item, []byte(`\`)) {
 			if err != nil {
 				return nil, err
 			}
 			row, script, openLibs := newRow(obj, source)
 			if script != "" {
-				h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.HealthJSON(item, script)
+				h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.ExecuteJSON(item, script)
 				if !errors.Is(err, engine.ErrInvalidJSON) {
-					return []HealthRow{row.with(h)}, scriptError(obj, err)
+					if err != nil {
+						return nil, scriptError(obj, err)
+					}
+					return []HealthRow{row.with(obj, h)}, nil
 				}
 			}
 		}
@@ -160,18 +165,24 @@ func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profil
 	rows := make([]HealthRow, 0, len(objs))
 	for _, obj := range objs {
 		row, script, openLibs := newRow(obj, source)
-		if script == "" {
+		// What gitops-engine records: the profile's deletion handling, v3.6's "no health"; an object being
+		// deleted is Progressing "Pending deletion" in every release even without a script.
+		h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.ResourceHealth(obj.Object, script)
+		if err != nil {
+			// The Health carries the script's own error, without gitops-engine's wrapping.
+			return nil, scriptError(obj, errors.New(h.Message))
+		}
+		if script == "" && h == nil {
 			rows = append(rows, row)
 			continue
 		}
-		h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.Health(obj.Object, script)
-		if err != nil {
-			return nil, scriptError(obj, err)
-		}
-		rows = append(rows, row.with(h))
+		rows = append(rows, row.with(obj, h))
 	}
 	return rows, nil
 }
+
+// deletionKey marks JSON that may hold metadata.deletionTimestamp.
+var deletionKey = []byte(`"deletionTimestamp"`)
 
 // newRow starts obj's row and finds its script; without one the row is complete.
 func newRow(obj manifest.Object, source scriptSource) (row HealthRow, script string, openLibs bool) {
@@ -183,8 +194,16 @@ func newRow(obj manifest.Object, source scriptSource) (row HealthRow, script str
 	return row, script, openLibs
 }
 
-func (r HealthRow) with(h engine.Health) HealthRow {
-	r.Status, r.Message = h.Status, h.Message
+// with completes the row with h; a nil h is "no health" (a v3.6 script returned nil).
+func (r HealthRow) with(obj manifest.Object, h *engine.Health) HealthRow {
+	switch {
+	case h != nil:
+		r.Status, r.Message = h.Status, h.Message
+	case engine.GoHealthCheck(obj.Group(), obj.Kind()):
+		r.Message = fmt.Sprintf("no health: the script returned nil, so Argo CD uses its built-in check for %s", argocdcm.ConfigMapKey(obj.Group(), obj.Kind()))
+	default:
+		r.Message = "no health: the script returned nil"
+	}
 	return r
 }
 

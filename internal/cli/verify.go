@@ -16,7 +16,7 @@ import (
 )
 
 type verifyFlags struct {
-	version  *enumValue
+	version  profileValue
 	openLibs bool
 	lint     bool
 	fuzz     int
@@ -30,7 +30,7 @@ type verifyFlags struct {
 const defaultFuzz = 20
 
 func newVerifyCommand(o *Options) *cobra.Command {
-	f := &verifyFlags{version: newEnum("v2", "v2", "v3")}
+	f := &verifyFlags{}
 	cmd := &cobra.Command{
 		Use:   "verify [DIR...]",
 		Short: "Test, lint, fuzz and measure Argo CD Lua in resource_customizations trees (default: the bundled scripts)",
@@ -57,7 +57,7 @@ lint finding or fuzz finding. A tree without suites is a notice, not an error.`,
 			return runVerify(o, f, args)
 		},
 	}
-	cmd.Flags().Var(f.version, "argocd-version", "Argo CD release line whose Lua VM behaviour to reproduce: v2|v3")
+	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().BoolVar(&f.openLibs, "open-libs", false, "health scripts run with open libraries (argocd-cm useOpenLibs, or Argo CD's built-in scripts)")
 	cmd.Flags().BoolVar(&f.lint, "lint", true, "lint every script against Argo CD's sandbox before running it")
 	cmd.Flags().IntVar(&f.fuzz, "fuzz", 0, fmt.Sprintf("fuzz every script with N mutations per test object (bare --fuzz: %d)", defaultFuzz))
@@ -81,11 +81,7 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 	if f.fuzzOut != "" && f.fuzz == 0 {
 		return usageError("--fuzz-out needs --fuzz")
 	}
-	profile, err := engine.ParseProfile(f.version.String())
-	if err != nil {
-		return usageError("%v", err)
-	}
-	eng := engine.Engine{Profile: profile, OpenLibs: f.openLibs}
+	eng := engine.Engine{Profile: f.version.p, OpenLibs: f.openLibs}
 	var trees []verifyTree
 	if len(dirs) == 0 {
 		trees = append(trees, verifyTree{"(bundled)", lua.FS})
@@ -154,6 +150,7 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 	}
 	var written []string
 	if f.fuzzOut != "" {
+		var err error
 		written, err = verify.WriteFindings(f.fuzzOut, fuzzFindings)
 		if err != nil {
 			return err
