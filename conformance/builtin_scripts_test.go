@@ -23,7 +23,7 @@ func TestArgoCDBuiltinScripts(t *testing.T) {
 		Version: "v2.14.21",
 		Test:    "`TestArgoCDBuiltinScripts` in `conformance/` (main module)",
 		FS:      resource_customizations.Embedded,
-		Engine:  engine.Engine{Profile: engine.V2},
+		Engine:  engine.Engine{Profile: engine.V214},
 		ArgoCD:  argoEvaluator,
 	})
 	if len(res.Scripts) < 250 || res.Fuzz.Cases() < 5000 {

@@ -25,7 +25,7 @@ import (
 func TestFuzzFindingClassesInArgoCD(t *testing.T) {
 	const tree = "../verify/testdata/classes"
 	fsys := os.DirFS(tree)
-	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V2}, N: 30, Seed: 3})
+	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V214}, N: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -296,7 +296,7 @@ var runtimeError = regexp.MustCompile(`^(<string>:\d+: )?(attempt to |cannot per
 // v3.2 report Progressing "Pending deletion" first (gitops-engine pkg/health GetResourceHealth); v3.6
 // runs the script (#27595).
 func healthOnDeletion(p engine.Profile) bool {
-	return p != engine.V2 && p != engine.V3
+	return p.AtLeast(engine.V36)
 }
 
 func deleting(obj map[string]any) bool {
