@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: all build test test-v2 test-v3 bench fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
+.PHONY: all build test test-v2 test-v3 bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
@@ -52,6 +52,15 @@ bench:
 		$(GO) test $(BENCH_WORST) . >> ../../internal/benchdoc/testdata/v3.6.txt; fi
 	$(GO) test -count=1 -run TestPerformanceDoc ./internal/benchdoc/ -update
 	@sed -n '/^## Against the goal/,/^## How the forms/p' docs/performance.md
+	$(MAKE) bench-cli
+
+# The CLI in bulk (docs/performance-cli.md, generated from the captured output): health -f on a
+# 10,000-object List (throughput, peak RSS of the built binary), inspect and hooks against a bare decode.
+BENCH_CLI_OUT = cmd/analysis-health/testdata/bench-cli.txt
+bench-cli:
+	$(GO) test -run '^$$' -bench BenchmarkBulk -benchtime 3x -count 1 ./cmd/analysis-health/ > $(BENCH_CLI_OUT).new || (cat $(BENCH_CLI_OUT).new; rm -f $(BENCH_CLI_OUT).new; exit 1)
+	mv $(BENCH_CLI_OUT).new $(BENCH_CLI_OUT) && cat $(BENCH_CLI_OUT)
+	$(GO) test -count=1 -run TestPerformanceCLIDoc ./cmd/analysis-health/ -update
 
 # Mutated fixtures through all three scripts: no Lua error, no Unknown.
 FUZZTIME ?= 60s

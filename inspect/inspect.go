@@ -181,8 +181,10 @@ type template struct {
 type inspector struct {
 	opts      Options
 	templates []*template
-	known     map[string]bool
-	report    *Report
+	// byName indexes templates by name, in input order, so that resolving stays linear in the input.
+	byName map[string][]*template
+	known  map[string]bool
+	report *Report
 }
 
 // Inspect analyses objs (all the manifests of one application).
@@ -209,8 +211,10 @@ func Inspect(objs []manifest.Object, opts Options) (*Report, error) {
 		})
 		in.templates = append(in.templates, t)
 	}
-	for i := range in.templates {
-		in.templates[i].out = &in.report.Templates[i]
+	in.byName = map[string][]*template{}
+	for i, t := range in.templates {
+		t.out = &in.report.Templates[i]
+		in.byName[t.obj.Name()] = append(in.byName[t.obj.Name()], t)
 	}
 	for _, o := range objs {
 		if o.Group() != group || o.Kind() != KindRollout {
@@ -253,10 +257,7 @@ func (in *inspector) problem(sev string, o manifest.Object, format string, a ...
 // ClusterAnalysisTemplate. An empty namespace on either side is the Application's destination namespace,
 // unknown here, so it matches.
 func (in *inspector) find(ref templateRef, ns string) *template {
-	for _, t := range in.templates {
-		if t.obj.Name() != ref.TemplateName {
-			continue
-		}
+	for _, t := range in.byName[ref.TemplateName] {
 		if ref.ClusterScope {
 			if t.kind == KindClusterTmpl {
 				return t

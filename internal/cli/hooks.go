@@ -129,6 +129,7 @@ func keyValues(flag string, list []string) (map[string]string, error) {
 }
 
 func runHooks(o *Options, f *hooksFlags, opts hooks.Options) error {
+	defer keepingWholeInput()()
 	files := f.files
 	if len(files) == 0 {
 		files = []string{"-"}

@@ -64,6 +64,7 @@ found (exit 1). See docs/hooks.md.`,
 }
 
 func runInspect(o *Options, f *inspectFlags) error {
+	defer keepingWholeInput()()
 	objs, err := manifest.Read(f.files, o.In)
 	if err != nil {
 		return err
