@@ -129,3 +129,28 @@ func writeFile(t *testing.T, path string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// -o yaml prints exactly what sigs.k8s.io/yaml's Marshal prints for the rows, whatever the strings
+// hold, in one chunk or many.
+func TestYAMLRowsMatchSigsYAML(t *testing.T) {
+	odd := []string{"", "true", "no", "1", "1.5", "~", "null", "a: b", "- x", "#c", "'q", "\"dq", "multi\nline\n", "trail ", " lead",
+		"é ü 世界", "bad \xff\xfe byte", "<&>", strings.Repeat("long words ", 20), "{x}", "[y]", "*a", "&b", "!t", "%p", "@", "`", "a\tb", "---"}
+	var rows []HealthRow
+	for i := 0; i < 1200; i++ {
+		s := odd[i%len(odd)]
+		rows = append(rows, HealthRow{APIVersion: "v1", Kind: s, Namespace: odd[(i+3)%len(odd)], Name: fmt.Sprintf("%s-%d", s, i), Status: odd[(i+7)%len(odd)], Message: s + odd[(i+11)%len(odd)], Script: "bundled"})
+	}
+	for _, n := range []int{0, 1, 7, len(rows)} {
+		want, err := sigsyaml.Marshal(rows[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got strings.Builder
+		if err := writeYAMLRows(&got, rows[:n]); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != string(want) {
+			t.Errorf("%d rows differ from sigs.k8s.io/yaml's Marshal:\n got %.300q\nwant %.300q", n, got.String(), want)
+		}
+	}
+}
