@@ -3,9 +3,13 @@ package verdict_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/verdict"
@@ -30,16 +34,70 @@ func TestDocValueExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	block := "```json\n" + pretty.String() + "\n```\n"
+	replaceBlock(t, beginValue, endValue, block)
+}
+
+const (
+	beginProof = "<!-- generated: real-controller proof (go test ./verdict/ -update) -->\n"
+	endProof   = "<!-- end of generated real-controller proof -->\n"
+)
+
+// pluginReport is e2e/testdata/plugin/<version>.yaml, written by the recorder modules'
+// TestPluginVerification from the real analysis controller.
+type pluginReport struct {
+	Controller string `json:"controller"`
+	Scenarios  []struct {
+		Scenario      string            `json:"scenario"`
+		Verdict       string            `json:"verdict"`
+		Verifications map[string]string `json:"verifications"`
+		Requests      int               `json:"requests"`
+		Measurements  int               `json:"measurements"`
+		Duplicates    int               `json:"duplicates"`
+	} `json:"scenarios"`
+}
+
+// TestDocRealControllerProof renders the recorder's reports into docs/kargo.md; -update rewrites it.
+func TestDocRealControllerProof(t *testing.T) {
+	paths, err := filepath.Glob("../e2e/testdata/plugin/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if len(paths) == 0 {
+		b.WriteString("No report recorded yet (`make e2e UPDATE=1` writes `e2e/testdata/plugin/<version>.yaml`).\n")
+	}
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r pluginReport
+		if err := yaml.UnmarshalStrict(raw, &r); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		fmt.Fprintf(&b, "\n**%s** (`e2e/testdata/plugin/%s`)\n\n", r.Controller, filepath.Base(p))
+		b.WriteString("| scenario | analysis verdict (the Rollout's own runs) | verification at release | Kargo order, Argo CD's built-in health | Kargo order, our health | metric requests / own measurements | duplicates |\n|---|---|---|---|---|---|---|\n")
+		for _, s := range r.Scenarios {
+			v := s.Verifications
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d / %d | %d |\n", s.Scenario, s.Verdict,
+				v["at release"], v["Kargo, built-in health"], v["Kargo, our health"], s.Requests, s.Measurements, s.Duplicates)
+		}
+	}
+	replaceBlock(t, beginProof, endProof, b.String())
+}
+
+func replaceBlock(t *testing.T, begin, end, block string) {
+	t.Helper()
 	raw, err := os.ReadFile(kargoDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	i, j := strings.Index(doc, beginValue), strings.Index(doc, endValue)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
 	if i < 0 || j < i {
-		t.Fatalf("%s has no generated value block", kargoDoc)
+		t.Fatalf("%s has no block %q", kargoDoc, strings.TrimSpace(begin))
 	}
-	want := doc[:i+len(beginValue)] + block + doc[j:]
+	want := doc[:i+len(begin)] + block + doc[j:]
 	if want == doc {
 		return
 	}
@@ -49,5 +107,5 @@ func TestDocValueExample(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("the value example in %s differs from the plugin's output (go test ./verdict/ -update)", kargoDoc)
+	t.Errorf("%s differs from what the tests compute (go test ./verdict/ -update)", kargoDoc)
 }
