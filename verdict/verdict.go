@@ -67,7 +67,7 @@ type Options struct {
 	MaxValueBytes int
 	// Redact lists strings (Secret values) that must not appear in the message or the value.
 	Redact []string
-	// Engine evaluates the scripts; the zero value is Argo CD v2's VM with its 1 s timeout.
+	// Engine evaluates the scripts; the zero value is the default profile (engine.Default) with Argo CD's 1 s timeout.
 	Engine engine.Engine
 }
 
