@@ -53,7 +53,7 @@ func Bench(fsys fs.FS, eng engine.Engine, healthOpenLibs bool, n int) ([]BenchRe
 		sort.Strings(paths)
 		e := eng
 		e.OpenLibs = s.Role == lint.Health && healthOpenLibs
-		params := actionParams(fsys, s, e)
+		params := ActionParams(fsys, s, e)
 		run := func(src string, obj map[string]any) {
 			switch s.Role {
 			case lint.Health:

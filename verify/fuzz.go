@@ -184,13 +184,17 @@ func NewEvaluator(fsys fs.FS, s ScriptFile, eng engine.Engine, healthOpenLibs bo
 		expectUnknown, expectEmpty := HealthExpectations(fsys, s)
 		skipDeleted := !healthOnDeletion(eng.Profile)
 		return func(obj map[string]any) (FindingKind, string) {
-			if skipDeleted && deleting(obj) {
+			if skipDeleted && deleting(obj, eng.Profile) {
 				// gitops-engine's GetResourceHealth answers "Pending deletion" without running the script.
 				return "", ""
 			}
-			h, err := eng.Health(obj, s.Source)
-			if err != nil {
+			h, err := eng.Execute(obj, s.Source)
+			switch {
+			case err != nil:
 				return Classify(err, false)
+			case h == nil:
+				// v3.6: a nil result is "no health" on purpose; gitops-engine's Go checks apply.
+				return "", ""
 			}
 			return ClassifyHealth(h.Status, h.Message, expectUnknown, expectEmpty)
 		}
@@ -202,7 +206,7 @@ func NewEvaluator(fsys fs.FS, s ScriptFile, eng engine.Engine, healthOpenLibs bo
 			return "", ""
 		}
 	default:
-		params := actionParams(fsys, s, eng)
+		params := ActionParams(fsys, s, eng)
 		return func(obj map[string]any) (FindingKind, string) {
 			if _, err := eng.RunAction(obj, s.Source, params); err != nil {
 				// An action may refuse an object with error(); only the VM's own errors are findings.
@@ -299,9 +303,22 @@ func healthOnDeletion(p engine.Profile) bool {
 	return p.AtLeast(engine.V36)
 }
 
-func deleting(obj map[string]any) bool {
+// deleting says whether Argo CD answers "Pending deletion" for obj; v3 still runs the script for a hook it
+// holds with its hook finalizer (gitops-engine pkg/sync/hook HasHookFinalizer).
+func deleting(obj map[string]any, p engine.Profile) bool {
 	meta, _ := obj["metadata"].(map[string]any)
-	return meta["deletionTimestamp"] != nil
+	if meta["deletionTimestamp"] == nil {
+		return false
+	}
+	if p.AtLeast(engine.V32) {
+		finalizers, _ := meta["finalizers"].([]any)
+		for _, f := range finalizers {
+			if f == "argocd.argoproj.io/hook-finalizer" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ClassifyHealth says what is wrong, if anything, with a health a script returned, given whether its suite
@@ -352,8 +369,9 @@ func HealthExpectations(fsys fs.FS, s ScriptFile) (unknown, empty bool) {
 	return unknown, empty
 }
 
-// actionParams are the parameters the suite passes to this action first, under a profile that has them.
-func actionParams(fsys fs.FS, s ScriptFile, eng engine.Engine) map[string]string {
+// ActionParams are the parameters the suite passes to this action first, under a profile that has them;
+// fuzzing and benchmarks call the action with them.
+func ActionParams(fsys fs.FS, s ScriptFile, eng engine.Engine) map[string]string {
 	if !eng.Profile.AtLeast(engine.V32) {
 		return nil
 	}
