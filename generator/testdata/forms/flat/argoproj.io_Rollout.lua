@@ -135,6 +135,17 @@ end
 if phase == "Degraded" then
   return { status = "Degraded", message = message }
 end
+-- Controllers before v1.0 write no phase: their Degraded verdicts are the conditions Argo CD's legacy
+-- logic reads, and they outrank an inconclusive pause or a run in flight here exactly as a phase does.
+if phase == "" then
+  for _, condition in ipairs(tbl(st.conditions)) do
+    local cd = tbl(condition)
+    local ctype, reason = str(cd.type), str(cd.reason)
+    if ctype == "InvalidSpec" or (ctype == "Progressing" and (reason == "RolloutAborted" or reason == "ProgressDeadlineExceeded")) then
+      return { status = "Degraded", message = str(cd.message) }
+    end
+  end
+end
 if str(c.currentExperiment) ~= "" then
   table.insert(busy, "Experiment " .. str(c.currentExperiment) .. " is running")
 end

@@ -110,6 +110,15 @@ end
 if phase=="Degraded"then
 return{status="Degraded",message=message}
 end
+if phase==""then
+for _,condition in ipairs(tbl(st.conditions))do
+local cd=tbl(condition)
+local ctype,reason=str(cd.type),str(cd.reason)
+if ctype=="InvalidSpec"or(ctype=="Progressing"and(reason=="RolloutAborted"or reason=="ProgressDeadlineExceeded"))then
+return{status="Degraded",message=str(cd.message)}
+end
+end
+end
 if str(c.currentExperiment)~=""then
 table.insert(busy,"Experiment "..str(c.currentExperiment).." is running")
 end
