@@ -244,7 +244,8 @@ func (s *scanner) skipValue(depth int) bool {
 }
 
 // Header is, for an item of a JSON List, the object with only the fields that identify it decoded
-// (apiVersion, kind, metadata.name and metadata.namespace; metadata's type as it is), checked as
+// (apiVersion, kind, metadata.name, metadata.namespace and metadata.deletionTimestamp when present, keys
+// unescaped; metadata's type as it is), checked as
 // Decode checks objects, and the item's own JSON, for a caller that decodes the rest itself (the
 // engine builds Lua tables from JSON directly). ok is false for any other unit, and for an item whose top
 // level the scan could not read exactly (not an object, a repeated key): then use Decode. The header
@@ -285,7 +286,7 @@ func scanHeader(b []byte, at int) (end int, header map[string]any, ok bool) {
 			meta := map[string]any{}
 			header[key] = meta
 			_, ok := eachMember(v, 0, func(key string, v []byte) bool {
-				if key == "name" || key == "namespace" {
+				if key == "name" || key == "namespace" || key == "deletionTimestamp" {
 					var x any
 					if json.Unmarshal(v, &x) != nil {
 						return false

@@ -378,8 +378,8 @@ func (sp *splitter) next() (chunk, bool, error) {
 	return chunk{}, false, nil
 }
 
-// Unit is a part of the input that decodes on its own: a whole document, or one item of a JSON List
-// (see splitJSONList). Decode may run on any goroutine.
+// Unit is a part of the input that decodes on its own: a whole document, or one item of a List cut by
+// splitJSONList or splitYAMLList. Decode may run on any goroutine.
 type Unit struct {
 	Source string
 	Doc    int
@@ -387,70 +387,98 @@ type Unit struct {
 	Item int
 	// doc is the document's bytes (the Raw of its objects), item the item's when Item > 0.
 	doc, item []byte
+	yaml      bool           // item is a "- ..." entry of a YAML List, else JSON
 	header    map[string]any // see Header
-	// fallback decodes the whole document the general way, once for all its items, when an item is
-	// not JSON after all (YAML flow style is not always JSON).
-	fallback *fallback
+	whole     *whole
 }
 
-type fallback struct {
+// whole decodes a split document the general way, once for all its units, when one of them cannot be
+// decoded on its own.
+type whole struct {
 	once sync.Once
 	objs []Object
 	err  error
 }
 
+// ErrSplit reports an item that does not decode on its own (YAML flow style that is not JSON, an alias to
+// another item's anchor, a cut inside a scalar goyaml lets span lines): the consumer must drop what it
+// took from the units of that document and use DecodeDocument instead.
+var ErrSplit = errors.New("item does not decode on its own")
+
 // Where names the unit's origin as Object.Where does.
 func (u Unit) Where() string { return Object{Source: u.Source, Doc: u.Doc, Item: u.Item}.Where() }
 
+// Document identifies the unit's document, the same for all its units.
+func (u Unit) Document() (source string, doc int) { return u.Source, u.Doc }
+
 // Decode decodes and checks the unit's objects: none for an empty document, the items of a List read
-// whole, one otherwise.
+// whole, one otherwise. For an item of a split List it returns ErrSplit when the item does not decode on
+// its own; nothing is decided about the item then, DecodeDocument does.
 func (u Unit) Decode() ([]Object, error) {
 	if u.Item == 0 {
 		return decodeGeneral(u.Source, u.Doc, u.doc)
 	}
 	var v any
-	if err := json.Unmarshal(u.item, &v); err != nil {
-		u.fallback.once.Do(func() { u.fallback.objs, u.fallback.err = decodeGeneral(u.Source, u.Doc, u.doc) })
-		if u.fallback.err != nil {
-			return nil, u.fallback.err
+	if u.yaml {
+		var ok bool
+		if v, ok = decodeYAMLItem(u.item); !ok {
+			return nil, fmt.Errorf("%s: %w", u.Where(), ErrSplit)
 		}
-		if u.Item > len(u.fallback.objs) {
-			return nil, fmt.Errorf("%s: %w", u.Where(), err)
-		}
-		return []Object{u.fallback.objs[u.Item-1]}, nil
+	} else if err := json.Unmarshal(u.item, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", u.Where(), ErrSplit)
 	}
 	m, ok := v.(map[string]any)
-	item := Object{Source: u.Source, Doc: u.Doc, Item: u.Item, Object: m, Raw: u.doc}
 	if !ok {
-		return nil, fmt.Errorf("%s: item is not an object", item.Where())
+		// The general decoding says what this is.
+		return nil, fmt.Errorf("%s: %w", u.Where(), ErrSplit)
 	}
+	item := Object{Source: u.Source, Doc: u.Doc, Item: u.Item, Object: m, Raw: u.doc}
 	if err := item.validate(); err != nil {
 		return nil, err
 	}
 	return []Object{item}, nil
 }
 
-// planDocument cuts a document into units: one per item for a JSON List, the whole document otherwise.
+// DecodeDocument decodes the unit's whole document the general way (once for all its units).
+func (u Unit) DecodeDocument() ([]Object, error) {
+	if u.whole == nil {
+		return decodeGeneral(u.Source, u.Doc, u.doc)
+	}
+	u.whole.once.Do(func() { u.whole.objs, u.whole.err = decodeGeneral(u.Source, u.Doc, u.doc) })
+	return u.whole.objs, u.whole.err
+}
+
+// planDocument cuts a document into units: one per item for a List it can cut, the whole document
+// otherwise.
 func planDocument(source string, doc int, body []byte) []Unit {
-	whole := []Unit{{Source: source, Doc: doc, doc: body}}
-	if !looksLikeJSON(body) {
-		return whole
+	wholeDoc := []Unit{{Source: source, Doc: doc, doc: body}}
+	if looksLikeJSON(body) {
+		l, err := splitJSONList(body)
+		if err != nil {
+			return wholeDoc
+		}
+		kind, _ := l.kind.(string)
+		if !strings.HasSuffix(kind, "List") {
+			return wholeDoc
+		}
+		if _, err := l.header(); err != nil {
+			return wholeDoc
+		}
+		units := make([]Unit, len(l.items))
+		w := &whole{}
+		for i, it := range l.items {
+			units[i] = Unit{Source: source, Doc: doc, Item: i + 1, doc: body, item: it, header: l.headers[i], whole: w}
+		}
+		return units
 	}
-	l, err := splitJSONList(body)
-	if err != nil {
-		return whole
+	items, ok := splitYAMLList(body)
+	if !ok {
+		return wholeDoc
 	}
-	kind, _ := l.kind.(string)
-	if !strings.HasSuffix(kind, "List") {
-		return whole
-	}
-	if _, err := l.header(); err != nil {
-		return whole
-	}
-	units := make([]Unit, len(l.items))
-	fb := &fallback{}
-	for i, it := range l.items {
-		units[i] = Unit{Source: source, Doc: doc, Item: i + 1, doc: body, item: it, header: l.headers[i], fallback: fb}
+	units := make([]Unit, len(items))
+	w := &whole{}
+	for i, it := range items {
+		units[i] = Unit{Source: source, Doc: doc, Item: i + 1, doc: body, item: it, yaml: true, whole: w}
 	}
 	return units
 }
@@ -466,7 +494,8 @@ func looksLikeJSON(b []byte) bool {
 	return false
 }
 
-// decodeDocument decodes every object of a document, its units one after the other.
+// decodeDocument decodes every object of a document, its units one after the other; when one of them
+// fails, the document is decoded whole, which gives the outcome and the message of decoding it whole.
 func decodeDocument(source string, doc int, body []byte) ([]Object, error) {
 	units := planDocument(source, doc, body)
 	if len(units) == 1 && units[0].Item == 0 {
@@ -476,7 +505,8 @@ func decodeDocument(source string, doc int, body []byte) ([]Object, error) {
 	for _, u := range units {
 		objs, err := u.Decode()
 		if err != nil {
-			return nil, err
+			// Whatever went wrong, the general decoding decides, with its own message.
+			return u.DecodeDocument()
 		}
 		out = append(out, objs...)
 	}

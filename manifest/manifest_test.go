@@ -210,16 +210,60 @@ func TestJSONListErrors(t *testing.T) {
 					err = e
 					break
 				}
-				if _, _, hok, herr := u.Header(); hok && herr != nil {
-					err = herr
-					break
+				// As the consumers do: a split unit that fails leaves the verdict to the whole document.
+				_, _, hok, herr := u.Header()
+				if hok && herr == nil {
+					_, herr = u.Decode()
+				} else if !hok {
+					_, herr = u.Decode()
 				}
-				if _, err = u.Decode(); err != nil {
+				if herr != nil {
+					if u.Item > 0 {
+						_, herr = u.DecodeDocument()
+					}
+					err = herr
 					break
 				}
 			}
 			if err == nil || !strings.Contains(strings.Replace(err.Error(), "-", "in.json", 1), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A YAML List is cut into items only where that cannot change what it means: the consumers' outcome
+// (decodeDocument) is always that of the general decoding, including where goyaml lets a quoted scalar
+// or a flow mapping go on in the first column, and the kubectl form is actually cut.
+func TestYAMLListCutsNeverChangeTheOutcome(t *testing.T) {
+	kubectl := "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: A\n  metadata:\n    name: a\n  data:\n    s: |\n      line one\n      line two\n- apiVersion: v1\n  kind: B\n  metadata: {name: b}\nkind: List\nmetadata:\n  resourceVersion: \"\"\n"
+	for name, tc := range map[string]struct {
+		in  string
+		cut bool
+	}{
+		"kubectl":                      {kubectl, true},
+		"crlf":                         {strings.ReplaceAll(kubectl, "\n", "\r\n"), true},
+		"kind first":                   {"kind: RolloutList\napiVersion: v1\nitems:\n- apiVersion: v1\n  kind: A\n", true},
+		"quoted scalar in column one":  {"apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: A\n  x: \"abc\n- b: 2\"\n- apiVersion: v1\n  kind: C\nkind: List\n", true},
+		"flow mapping in column one":   {"apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: A\n  x: {p: 1,\nq: 2}\nkind: List\n", true},
+		"alias across items":           {"apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: A\n  metadata: &m {name: a}\n- apiVersion: v1\n  kind: B\n  metadata: *m\nkind: List\n", true},
+		"header scalar swallows items": {"apiVersion: v1\na: \"x\nitems:\n- apiVersion: v1\n  kind: A\nb: y\"\nkind: List\n", false},
+		"kind swallowed by an item":    {"apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: A\n  x: \"abc\nkind: List\ny: z\"\n", true},
+		"comment in column one":        {"apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: A\n# note\n- apiVersion: v1\n  kind: B\nkind: List\n", false},
+		"indented items":               {"apiVersion: v1\nitems:\n  - apiVersion: v1\n    kind: A\nkind: List\n", false},
+		"not a list":                   {"apiVersion: v1\nitems:\n- a: 1\nkind: Thing\n", false},
+		"item not an object":           {"apiVersion: v1\nitems:\n- 3\nkind: List\n", true},
+		"item without kind":            {"apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: A\n- apiVersion: v1\nkind: List\n", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			units := planDocument("in.yaml", 1, []byte(tc.in))
+			if cut := len(units) > 1 || units[0].Item > 0; cut != tc.cut {
+				t.Errorf("cut into %d units, want cut=%v", len(units), tc.cut)
+			}
+			want, wantErr := decodeGeneral("in.yaml", 1, []byte(tc.in))
+			got, gotErr := decodeDocument("in.yaml", 1, []byte(tc.in))
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+				t.Errorf("decodeDocument %v %v\ngeneral decoding %v %v", got, gotErr, want, wantErr)
 			}
 		})
 	}

@@ -154,3 +154,36 @@ func TestYAMLRowsMatchSigsYAML(t *testing.T) {
 		}
 	}
 }
+
+// When an item of a List cut into items does not decode on its own (here a quoted scalar that goes on in
+// the first column, so the cut is wrong), the rows of the items before it are dropped and the document is
+// evaluated whole: the output is that of decoding it whole, although the units after it decode.
+func TestHealthBulkFallsBackToTheWholeDocument(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nitems:\n")
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&b, "- apiVersion: argoproj.io/v1alpha1\n  kind: AnalysisRun\n  metadata: {name: run-%02d}\n  status: {phase: Running}\n", i)
+		if i == 30 {
+			b.WriteString("  note: \"abc\n- apiVersion: argoproj.io/v1alpha1\n  kind: AnalysisRun\n  metadata: {name: phantom}\n  status: {phase: Failed}\"\n")
+		}
+	}
+	b.WriteString("kind: List\n")
+	f := filepath.Join(t.TempDir(), "list.yaml")
+	writeFile(t, f, []byte(b.String()))
+	code, out, errOut := run(t, "", "health", "-f", f, "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rows []HealthRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 60 || strings.Contains(out, "phantom") {
+		t.Fatalf("%d rows (want 60, no phantom item from the wrong cut):\n%s", len(rows), out)
+	}
+	for i, r := range rows {
+		if r.Name != fmt.Sprintf("run-%02d", i) || r.Status != "Progressing" {
+			t.Errorf("row %d: %+v", i, r)
+		}
+	}
+}

@@ -130,38 +130,81 @@ func runHealth(o *Options, f *healthFlags) error {
 // evaluateAll decodes and evaluates the input unit by unit on every core, keeping only the rows: memory
 // stays at the input's bytes plus the objects in flight, whatever the number of objects. Rows come in
 // input order, and the error returned is the first one in input order.
+//
+// A List cut into items is decoded whole instead as soon as one of its items fails to decode or to check
+// on its own (manifest.ErrSplit): the rows taken from its earlier items are dropped and the document is
+// evaluated from its general decoding, so the outcome is always that of decoding each document whole.
 func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
+	type result struct {
+		u       manifest.Unit
+		rows    []HealthRow
+		decoded bool // false: the unit did not decode on its own
+	}
 	var rows []HealthRow
-	err := ordered.Map(0, r.Next, func(u manifest.Unit) ([]HealthRow, error) {
-		// An item of a JSON List goes to the engine as JSON, which builds its Lua tables without Go maps
-		// in between; anything else, and an item that is not JSON after all, is decoded first.
-		// An object being deleted (or one whose keys might be escaped) takes the decoded path, where the
-		// profile's deletion handling reads its metadata as Argo CD does.
-		if obj, item, ok, err := u.Header(); ok && !bytes.Contains(item, deletionKey) && !bytes.Contains(item, []byte(`\`)) {
+	var docStart int        // index in rows of the current document's first row
+	var docKey, skip string // the current document; a document decoded whole, whose other units are ignored
+	err := ordered.Map(0, r.Next, func(u manifest.Unit) (result, error) {
+		rs, decodeErr, err := evaluateUnit(u, source, profile)
+		if decodeErr != nil {
+			if u.Item > 0 {
+				return result{u: u}, nil
+			}
+			return result{}, decodeErr
+		}
+		return result{u: u, rows: rs, decoded: true}, err
+	}, func(res result) error {
+		file, doc := res.u.Document()
+		key := fmt.Sprintf("%s\x00%d", file, doc)
+		if key != docKey {
+			docKey, docStart = key, len(rows)
+		}
+		if key == skip {
+			return nil
+		}
+		if !res.decoded {
+			rows, skip = rows[:docStart], key
+			objs, err := res.u.DecodeDocument()
 			if err != nil {
-				return nil, err
+				return err
 			}
-			row, script, openLibs := newRow(obj, source)
-			if script != "" {
-				h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.ExecuteJSON(item, script)
-				if !errors.Is(err, engine.ErrInvalidJSON) {
-					if err != nil {
-						return nil, scriptError(obj, err)
-					}
-					return []HealthRow{row.with(obj, h)}, nil
-				}
-			}
+			rs, err := evaluate(objs, source, profile)
+			rows = append(rows, rs...)
+			return err
 		}
-		objs, err := u.Decode()
-		if err != nil {
-			return nil, err
-		}
-		return evaluate(objs, source, profile)
-	}, func(rs []HealthRow) error {
-		rows = append(rows, rs...)
+		rows = append(rows, res.rows...)
 		return nil
 	})
 	return rows, err
+}
+
+// evaluateUnit decodes and evaluates one unit. decodeErr is a failure to decode or check it, err a
+// script's failure.
+func evaluateUnit(u manifest.Unit, source scriptSource, profile engine.Profile) (rows []HealthRow, decodeErr, err error) {
+	// An item of a JSON List goes to the engine as JSON, which builds its Lua tables without Go maps in
+	// between; anything else, and an item that is not JSON after all, is decoded first.
+	// An object being deleted takes the decoded path, where the profile's deletion handling reads its
+	// metadata as Argo CD does.
+	if obj, item, ok, herr := u.Header(); ok && !deleting(obj) {
+		if herr != nil {
+			return nil, herr, nil
+		}
+		row, script, openLibs := newRow(obj, source)
+		if script != "" {
+			h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.ExecuteJSON(item, script)
+			if !errors.Is(err, engine.ErrInvalidJSON) {
+				if err != nil {
+					return nil, nil, scriptError(obj, err)
+				}
+				return []HealthRow{row.with(obj, h)}, nil, nil
+			}
+		}
+	}
+	objs, err := u.Decode()
+	if err != nil {
+		return nil, err, nil
+	}
+	rows, err = evaluate(objs, source, profile)
+	return rows, nil, err
 }
 
 func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
@@ -184,8 +227,13 @@ func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profil
 	return rows, nil
 }
 
-// deletionKey marks JSON that may hold metadata.deletionTimestamp.
-var deletionKey = []byte(`"deletionTimestamp"`)
+// deleting reports a header with metadata.deletionTimestamp, whatever its value (the header's keys are
+// unescaped, so an escaped spelling is found too).
+func deleting(obj manifest.Object) bool {
+	m, _ := obj.Object["metadata"].(map[string]any)
+	_, ok := m["deletionTimestamp"]
+	return ok
+}
 
 // newRow starts obj's row and finds its script; without one the row is complete.
 func newRow(obj manifest.Object, source scriptSource) (row HealthRow, script string, openLibs bool) {
