@@ -8,6 +8,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/analysis-health/analysis-health/inspect"
+	"github.com/analysis-health/analysis-health/rolloutplugin"
 )
 
 func newForbidden() error {
@@ -23,4 +26,11 @@ func (e errString) Error() string { return string(e) }
 func TestMain(m *testing.M) {
 	log.SetOutput(io.Discard)
 	os.Exit(m.Run())
+}
+
+// inspect (which the light CLI builds) reports the plugin's verification time with its poll interval.
+func TestInspectKnowsThePollInterval(t *testing.T) {
+	if inspect.PluginPollInterval != rolloutplugin.DefaultPollInterval {
+		t.Fatalf("inspect assumes %s, the plugin polls every %s", inspect.PluginPollInterval, rolloutplugin.DefaultPollInterval)
+	}
 }
