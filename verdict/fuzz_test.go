@@ -1,0 +1,36 @@
+package verdict_test
+
+import (
+	"encoding/json"
+	"math/rand"
+	"testing"
+
+	"github.com/analysis-health/analysis-health/mutate"
+	"github.com/analysis-health/analysis-health/verdict"
+)
+
+// Retyped and missing fields anywhere in the Rollout and its runs (metadata included: the plugin reads
+// labels and owner references itself) never make Judge panic or fail; the verdict is always one of the
+// phases and the value JSON.
+func TestMutatedObjects(t *testing.T) {
+	phases := map[string]bool{verdict.Running: true, verdict.Successful: true, verdict.Failed: true, verdict.Inconclusive: true, verdict.Error: true}
+	for _, name := range []string{"step-running", "step-successful", "step-failed", "step-inconclusive"} {
+		base := fixture(t, name)
+		r := rand.New(rand.NewSource(int64(len(name))))
+		for i := 0; i < 60; i++ {
+			m := mutate.FromRand(r)
+			m.Strings = []string{"Successful", "Failed", "Running", "Healthy", "Degraded", "849565ffcd", "Rollout", "checkout", "Step"}
+			objs := verdict.Objects{Rollout: m.Object(mutate.DeepCopy(base.Rollout).(map[string]any))}
+			for _, ar := range base.AnalysisRuns {
+				objs.AnalysisRuns = append(objs.AnalysisRuns, m.Object(mutate.DeepCopy(ar).(map[string]any)))
+			}
+			v, err := verdict.Judge(objs, verdict.Options{})
+			if err != nil {
+				t.Fatalf("%s #%d: %v", name, i, err)
+			}
+			if !phases[v.Phase] || !json.Valid([]byte(v.Value)) {
+				t.Fatalf("%s #%d: %q %s", name, i, v.Phase, v.Value)
+			}
+		}
+	}
+}
