@@ -84,8 +84,12 @@ func TestFixturesMatchArgoCDv3(t *testing.T) {
 			if ours.Status != string(vm.Status) || ours.Message != vm.Message {
 				t.Errorf("engine %+v != argo-cd v3 VM %+v", ours, *vm)
 			}
-			if ours.Status != string(ctrl.Status) || ours.Message != ctrl.Message {
-				t.Errorf("engine %+v != v3 controller path %+v", ours, *ctrl)
+			rec, err := engine.Engine{Profile: engine.V32}.ResourceHealth(obj.Object, script)
+			if err != nil || rec == nil {
+				t.Fatalf("engine ResourceHealth: %v, %v", rec, err)
+			}
+			if rec.Status != string(ctrl.Status) || rec.Message != ctrl.Message {
+				t.Errorf("engine %+v != v3 controller path %+v", *rec, *ctrl)
 			}
 		})
 	}
@@ -145,4 +149,16 @@ func TestArgoCDv3BuiltinSuites(t *testing.T) {
 			})
 		}
 	}
+}
+
+// recorded is what the engine says Argo CD v3.2 records for obj (ResourceHealth), for a kind with a script.
+func recorded(obj map[string]any, script string) (engine.Health, error) {
+	h, err := engine.Engine{Profile: engine.V32}.ResourceHealth(obj, script)
+	if err == nil && h == nil {
+		err = fmt.Errorf("no health")
+	}
+	if h == nil {
+		return engine.Health{}, err
+	}
+	return *h, err
 }

@@ -67,7 +67,7 @@ func TestGeneratedConfigMapInArgoCDv3(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ours, err := engine.Engine{Profile: engine.V32}.Health(obj.Object, script)
+				ours, err := recorded(obj.Object, script)
 				if err != nil {
 					t.Fatal(err)
 				}
