@@ -6,6 +6,46 @@ local st=obj.status
 if type(st)~="table"then
 return{status="Progressing",message="Waiting for analysis run to finish: status has not been reconciled."}
 end
+local function s(v)
+local t=type(v)
+return(t=="string"or t=="number"or t=="boolean")and tostring(v)or""
+end
+local spec=type(obj.spec)=="table"and obj.spec or{}
+local phase,message,results,rare=s(st.phase),s(st.message),{},false
+for _,r in ipairs(type(st.metricResults)=="table"and st.metricResults or{})do
+if type(r)=="table"and r.dryRun~=true then
+table.insert(results,r)
+rare=rare or r.phase=="Failed"or r.phase=="Error"
+elseif type(r)=="table"then
+local p=s(r.phase)
+rare=rare or p=="Failed"or p=="Error"or p=="Inconclusive"
+end
+end
+if not rare and phase=="Successful"then
+return{status="Healthy",message=message~=""and message
+or spec.terminate==true and"Analysis run terminated; every metric was within its limits"
+or"Analysis run completed successfully"}
+end
+if not rare and(phase=="Running"or phase=="Pending"or phase=="")then
+message=phase==""and"Analysis run is pending"or"Analysis run is running"
+if#results>0 then
+local wanted,out={},{}
+for _,m in ipairs(type(spec.metrics)=="table"and spec.metrics or{})do
+if type(m)=="table"and s(m.name)~=""then
+wanted[s(m.name)]=s(m.count)
+end
+end
+for _,r in ipairs(results)do
+local name,p=s(r.name),s(r.phase)
+table.insert(out,name .." "..(tonumber(r.count)or 0)..((wanted[name]or"")~=""and"/"..wanted[name]or"")
+.." measurements"..((p~=""and p~="Running")and" ("..p ..")"or""))
+end
+message=message ..": "..table.concat(out,", ")
+end
+return{status="Progressing",message=message}
+end
+return loadstring([==[
+local st,inconclusiveStatus=...
 local function str(v)
 local t=type(v)
 if t=="string"then
@@ -161,3 +201,4 @@ if#results>0 then
 message=message ..": "..detail().progress()
 end
 return{status="Progressing",message=withDryRun(message)}
+]==])(st,inconclusiveStatus)
