@@ -115,7 +115,10 @@ func flatten(src string) (string, error) {
 		}
 		body := rest[loc[1] : loc[1]+end]
 		if lazyChunk.MatchString(body) {
-			return "", fmt.Errorf("loadstring chunk at offset %d compiles another chunk; flatten supports one level", len(src)-len(rest)+loc[0])
+			// A chunk that compiles chunks of its own: inline those first, checked against its locals.
+			if body, err = flatten(body); err != nil {
+				return "", fmt.Errorf("loadstring chunk at offset %d: %w", len(src)-len(rest)+loc[0], err)
+			}
 		}
 		globals, err := globalNames(body)
 		if err != nil {

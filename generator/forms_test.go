@@ -130,12 +130,15 @@ func TestFlattenRefusesWhatWouldChangeMeaning(t *testing.T) {
 	for name, src := range map[string]string{
 		"captures an outer local": "local str = 1\nreturn loadstring([[\nreturn str\n]])()",
 		"reads arg":               "return loadstring([[\nreturn arg\n]])()",
-		"nested chunk":            "return loadstring([=[\nreturn loadstring([[return 1]])()\n]=])()",
+		"nested capture":          "return loadstring([=[\nlocal x = 1\nreturn loadstring([[return x]])()\n]=])()",
 		"unclosed":                "return loadstring([[\nreturn 1\n",
 	} {
 		if out, err := flatten(src); err == nil {
 			t.Errorf("%s: flattened to %q, want an error", name, out)
 		}
+	}
+	if out, err := flatten("return loadstring([=[\nreturn loadstring([[\nreturn 1\n]])()\n]=])()"); err != nil || strings.Contains(out, "loadstring") {
+		t.Errorf("nested chunks: %q, %v", out, err)
 	}
 	out, err := flatten("local x = 2\nreturn loadstring([[\nlocal a, b = ...\nreturn a * b\n]])(x, 3)")
 	if err != nil {
