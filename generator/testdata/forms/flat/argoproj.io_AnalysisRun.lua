@@ -4,9 +4,8 @@
 -- value read from the object is type-checked before use and messages are built with `..` and tostring.
 -- Argo CD v2 parses the script on every evaluation, which costs per token: the parsed path is a terse
 -- version of the rules for a Successful run and a run still measuring with no metric failed; every other
--- state gets the whole rule set, from a long string compiled only for the objects that reach it (and
--- within it, the per-metric texts sit in a long string of their own). The generator inlines both for
--- Argo CD v3.6+, which caches the compiled script.
+-- state gets the rest of the rules, from a long string compiled only for the objects that reach it. The
+-- generator inlines it for Argo CD v3.6+, which caches the compiled script.
 -- Semantics, with upstream citations: docs/health-semantics.md.
 
 -- analysis-health:options
@@ -37,61 +36,44 @@ for _, r in ipairs(type(st.metricResults) == "table" and st.metricResults or {})
     rare = rare or p == "Failed" or p == "Error" or p == "Inconclusive"
   end
 end
+-- Per-metric progress: each metric's measurements, against the count its spec asks for.
+local function progress()
+  local wanted, out = {}, {}
+  for _, m in ipairs(type(spec.metrics) == "table" and spec.metrics or {}) do
+    if type(m) == "table" and s(m.name) ~= "" then
+      wanted[s(m.name)] = s(m.count)
+    end
+  end
+  for _, r in ipairs(results) do
+    local name, p = s(r.name), s(r.phase)
+    table.insert(out, name .. " " .. (tonumber(r.count) or 0) .. ((wanted[name] or "") ~= "" and "/" .. wanted[name] or "")
+      .. " measurements" .. ((p ~= "" and p ~= "Running") and " (" .. p .. ")" or ""))
+  end
+  return table.concat(out, ", ")
+end
+
 if not rare and phase == "Successful" then
   return { status = "Healthy", message = message ~= "" and message
       or spec.terminate == true and "Analysis run terminated; every metric was within its limits"
       or "Analysis run completed successfully" }
 end
--- No verdict yet: per-metric progress, each metric's measurements against the count its spec asks for.
+-- No verdict yet.
 if not rare and (phase == "Running" or phase == "Pending" or phase == "") then
   message = phase == "" and "Analysis run is pending" or "Analysis run is running"
-  if #results > 0 then
-    local wanted, out = {}, {}
-    for _, m in ipairs(type(spec.metrics) == "table" and spec.metrics or {}) do
-      if type(m) == "table" and s(m.name) ~= "" then
-        wanted[s(m.name)] = s(m.count)
-      end
-    end
-    for _, r in ipairs(results) do
-      local name, p = s(r.name), s(r.phase)
-      table.insert(out, name .. " " .. (tonumber(r.count) or 0) .. ((wanted[name] or "") ~= "" and "/" .. wanted[name] or "")
-        .. " measurements" .. ((p ~= "" and p ~= "Running") and " (" .. p .. ")" or ""))
-    end
-    message = message .. ": " .. table.concat(out, ", ")
-  end
-  return { status = "Progressing", message = message }
+  return { status = "Progressing", message = #results > 0 and message .. ": " .. progress() or message }
 end
 
--- The whole rule set.
-return (function(st, inconclusiveStatus)
-local function str(v)
-  local t = type(v)
-  if t == "string" then
-    return v
-  end
-  if t == "number" or t == "boolean" then
-    return tostring(v)
-  end
-  return ""
-end
+-- A verdict, a metric that decides a run still running, dry-run metrics to mention, or a phase this
+-- script does not know: rules compiled only for the objects that reach them.
+return (function(st, spec, phase, message, results, s, progress, inconclusiveStatus)
 
-local spec = obj.spec
-if type(spec) ~= "table" then
-  spec = {}
-end
-local phase, message = str(st.phase), str(st.message)
-
--- Dry-run metrics never decide the run's phase (analysis/analysis.go assessRunStatus): set them aside and
--- mention those that failed.
-local results, dryRun = {}, {}
+-- Dry-run metrics never decide the run's phase (analysis/analysis.go assessRunStatus): mention those that
+-- failed.
+local dryRun = {}
 for _, r in ipairs(type(st.metricResults) == "table" and st.metricResults or {}) do
-  if type(r) == "table" then
-    local p = str(r.phase)
-    if r.dryRun ~= true then
-      table.insert(results, r)
-    elseif p == "Failed" or p == "Error" or p == "Inconclusive" then
-      table.insert(dryRun, "metric \"" .. str(r.name) .. "\" " .. p)
-    end
+  local p = type(r) == "table" and r.dryRun == true and s(r.phase)
+  if p == "Failed" or p == "Error" or p == "Inconclusive" then
+    table.insert(dryRun, "metric \"" .. s(r.name) .. "\" " .. p)
   end
 end
 local function withDryRun(m)
@@ -105,15 +87,12 @@ local function withDryRun(m)
   return m .. "; " .. note
 end
 
-local metrics
-local function detail()
-  -- The same text the controller writes into status.message (analysis/analysis.go assessMetricStatus),
-  -- rebuilt for controllers or runs that left it empty, and per-metric progress.
-  metrics = metrics or (function(spec, results, str)
+-- The same text the controller writes into status.message (analysis/analysis.go assessMetricStatus),
+-- rebuilt for controllers or runs that left it empty.
 local specs = {}
 for _, m in ipairs(type(spec.metrics) == "table" and spec.metrics or {}) do
-  if type(m) == "table" and str(m.name) ~= "" then
-    specs[str(m.name)] = m
+  if type(m) == "table" and s(m.name) ~= "" then
+    specs[s(m.name)] = m
   end
 end
 local function num(v)
@@ -121,7 +100,7 @@ local function num(v)
 end
 -- Limits are IntOrString; show what the spec says, else the controller's default (utils/defaults).
 local function limit(metric, field, default)
-  local v = str((specs[metric] or {})[field])
+  local v = s((specs[metric] or {})[field])
   if v == "" then
     return tostring(default)
   end
@@ -135,7 +114,7 @@ local clauses = {
   Inconclusive = { "inconclusive", "inconclusive", "inconclusiveLimit", 0 },
 }
 local function assess(r)
-  local name, p = str(r.name), str(r.phase)
+  local name, p = s(r.name), s(r.phase)
   local text, clause = "Metric \"" .. name .. "\" assessed " .. p, ""
   local c = clauses[p]
   if c ~= nil then
@@ -145,47 +124,26 @@ local function assess(r)
       clause = c[1] .. " (" .. n .. ") > " .. c[3] .. " (" .. l .. ")"
     end
   end
-  local successLimit = str((specs[name] or {}).consecutiveSuccessLimit)
+  local successLimit = s((specs[name] or {}).consecutiveSuccessLimit)
   if clause == "" and successLimit ~= "" then
     clause = "consecutiveSuccess (" .. num(r.consecutiveSuccess) .. ") < consecutiveSuccessLimit (" .. successLimit .. ")"
   end
   if clause ~= "" then
     text = text .. " due to " .. clause
   end
-  if str(r.message) ~= "" then
-    text = text .. ": \"Error Message: " .. str(r.message) .. "\""
+  if s(r.message) ~= "" then
+    text = text .. ": \"Error Message: " .. s(r.message) .. "\""
   end
   return text
 end
 local function matching(phases)
   local out = {}
   for _, r in ipairs(results) do
-    if phases[str(r.phase)] then
+    if phases[s(r.phase)] then
       table.insert(out, assess(r))
     end
   end
   return table.concat(out, "; ")
-end
-local function progress()
-  local out = {}
-  for _, r in ipairs(results) do
-    local name, p = str(r.name), str(r.phase)
-    local text = name .. " " .. num(r.count)
-    local wanted = str((specs[name] or {}).count)
-    if wanted ~= "" then
-      text = text .. "/" .. wanted
-    end
-    text = text .. " measurements"
-    if p ~= "" and p ~= "Running" then
-      text = text .. " (" .. p .. ")"
-    end
-    table.insert(out, text)
-  end
-  return table.concat(out, ", ")
-end
-return { matching = matching, progress = progress }
-end)(spec, results, str)
-  return metrics
 end
 
 local verdicts = {
@@ -196,7 +154,7 @@ local verdicts = {
 local v = verdicts[phase]
 if v ~= nil then
   if message == "" then
-    message = detail().matching({ [phase] = true })
+    message = matching({ [phase] = true })
   end
   if message == "" then
     message = v[2]
@@ -219,7 +177,7 @@ for _, r in ipairs(results) do
   decided = decided or r.phase == "Failed" or r.phase == "Error"
 end
 if decided and (phase == "" or phase == "Pending" or phase == "Running") then
-  return { status = "Degraded", message = withDryRun(detail().matching({ Failed = true, Error = true }) .. " (run terminating)") }
+  return { status = "Degraded", message = withDryRun(matching({ Failed = true, Error = true }) .. " (run terminating)") }
 end
 
 -- "", Pending, Running, or a phase this script does not know: no verdict yet.
@@ -231,7 +189,7 @@ else
   message = "Analysis run phase " .. phase .. " is not recognised"
 end
 if #results > 0 then
-  message = message .. ": " .. detail().progress()
+  message = message .. ": " .. progress()
 end
 return { status = "Progressing", message = withDryRun(message) }
-end)(st, inconclusiveStatus)
+end)(st, spec, phase, message, results, s, progress, inconclusiveStatus)

@@ -21,14 +21,7 @@ local p=s(r.phase)
 rare=rare or p=="Failed"or p=="Error"or p=="Inconclusive"
 end
 end
-if not rare and phase=="Successful"then
-return{status="Healthy",message=message~=""and message
-or spec.terminate==true and"Analysis run terminated; every metric was within its limits"
-or"Analysis run completed successfully"}
-end
-if not rare and(phase=="Running"or phase=="Pending"or phase=="")then
-message=phase==""and"Analysis run is pending"or"Analysis run is running"
-if#results>0 then
+local function progress()
 local wanted,out={},{}
 for _,m in ipairs(type(spec.metrics)=="table"and spec.metrics or{})do
 if type(m)=="table"and s(m.name)~=""then
@@ -40,36 +33,24 @@ local name,p=s(r.name),s(r.phase)
 table.insert(out,name .." "..(tonumber(r.count)or 0)..((wanted[name]or"")~=""and"/"..wanted[name]or"")
 .." measurements"..((p~=""and p~="Running")and" ("..p ..")"or""))
 end
-message=message ..": "..table.concat(out,", ")
+return table.concat(out,", ")
 end
-return{status="Progressing",message=message}
+if not rare and phase=="Successful"then
+return{status="Healthy",message=message~=""and message
+or spec.terminate==true and"Analysis run terminated; every metric was within its limits"
+or"Analysis run completed successfully"}
+end
+if not rare and(phase=="Running"or phase=="Pending"or phase=="")then
+message=phase==""and"Analysis run is pending"or"Analysis run is running"
+return{status="Progressing",message=#results>0 and message ..": "..progress()or message}
 end
 return loadstring([==[
-local st,inconclusiveStatus=...
-local function str(v)
-local t=type(v)
-if t=="string"then
-return v
-end
-if t=="number"or t=="boolean"then
-return tostring(v)
-end
-return""
-end
-local spec=obj.spec
-if type(spec)~="table"then
-spec={}
-end
-local phase,message=str(st.phase),str(st.message)
-local results,dryRun={},{}
+local st,spec,phase,message,results,s,progress,inconclusiveStatus=...
+local dryRun={}
 for _,r in ipairs(type(st.metricResults)=="table"and st.metricResults or{})do
-if type(r)=="table"then
-local p=str(r.phase)
-if r.dryRun~=true then
-table.insert(results,r)
-elseif p=="Failed"or p=="Error"or p=="Inconclusive"then
-table.insert(dryRun,"metric \""..str(r.name).."\" "..p)
-end
+local p=type(r)=="table"and r.dryRun==true and s(r.phase)
+if p=="Failed"or p=="Error"or p=="Inconclusive"then
+table.insert(dryRun,"metric \""..s(r.name).."\" "..p)
 end
 end
 local function withDryRun(m)
@@ -82,21 +63,17 @@ return note
 end
 return m .."; "..note
 end
-local metrics
-local function detail()
-metrics=metrics or loadstring([=[
-local spec,results,str=...
 local specs={}
 for _,m in ipairs(type(spec.metrics)=="table"and spec.metrics or{})do
-if type(m)=="table"and str(m.name)~=""then
-specs[str(m.name)]=m
+if type(m)=="table"and s(m.name)~=""then
+specs[s(m.name)]=m
 end
 end
 local function num(v)
 return tonumber(v)or 0
 end
 local function limit(metric,field,default)
-local v=str((specs[metric]or{})[field])
+local v=s((specs[metric]or{})[field])
 if v==""then
 return tostring(default)
 end
@@ -108,7 +85,7 @@ Error={"consecutiveErrors","consecutiveError","consecutiveErrorLimit",4},
 Inconclusive={"inconclusive","inconclusive","inconclusiveLimit",0},
 }
 local function assess(r)
-local name,p=str(r.name),str(r.phase)
+local name,p=s(r.name),s(r.phase)
 local text,clause="Metric \""..name .."\" assessed "..p,""
 local c=clauses[p]
 if c~=nil then
@@ -118,47 +95,26 @@ if ln==nil or(ln>=0 and n>ln)then
 clause=c[1].." ("..n ..") > "..c[3].." ("..l ..")"
 end
 end
-local successLimit=str((specs[name]or{}).consecutiveSuccessLimit)
+local successLimit=s((specs[name]or{}).consecutiveSuccessLimit)
 if clause==""and successLimit~=""then
 clause="consecutiveSuccess ("..num(r.consecutiveSuccess)..") < consecutiveSuccessLimit ("..successLimit ..")"
 end
 if clause~=""then
 text=text .." due to "..clause
 end
-if str(r.message)~=""then
-text=text ..": \"Error Message: "..str(r.message).."\""
+if s(r.message)~=""then
+text=text ..": \"Error Message: "..s(r.message).."\""
 end
 return text
 end
 local function matching(phases)
 local out={}
 for _,r in ipairs(results)do
-if phases[str(r.phase)]then
+if phases[s(r.phase)]then
 table.insert(out,assess(r))
 end
 end
 return table.concat(out,"; ")
-end
-local function progress()
-local out={}
-for _,r in ipairs(results)do
-local name,p=str(r.name),str(r.phase)
-local text=name .." "..num(r.count)
-local wanted=str((specs[name]or{}).count)
-if wanted~=""then
-text=text .."/"..wanted
-end
-text=text .." measurements"
-if p~=""and p~="Running"then
-text=text .." ("..p ..")"
-end
-table.insert(out,text)
-end
-return table.concat(out,", ")
-end
-return{matching=matching,progress=progress}
-]=])(spec,results,str)
-return metrics
 end
 local verdicts={
 Failed={"Degraded","Analysis run failed"},
@@ -168,7 +124,7 @@ Inconclusive={inconclusiveStatus,"Analysis run was inconclusive"},
 local v=verdicts[phase]
 if v~=nil then
 if message==""then
-message=detail().matching({[phase]=true})
+message=matching({[phase]=true})
 end
 if message==""then
 message=v[2]
@@ -188,7 +144,7 @@ for _,r in ipairs(results)do
 decided=decided or r.phase=="Failed"or r.phase=="Error"
 end
 if decided and(phase==""or phase=="Pending"or phase=="Running")then
-return{status="Degraded",message=withDryRun(detail().matching({Failed=true,Error=true}).." (run terminating)")}
+return{status="Degraded",message=withDryRun(matching({Failed=true,Error=true}).." (run terminating)")}
 end
 if phase=="Running"or phase=="Pending"then
 message="Analysis run is running"
@@ -198,7 +154,7 @@ else
 message="Analysis run phase "..phase .." is not recognised"
 end
 if#results>0 then
-message=message ..": "..detail().progress()
+message=message ..": "..progress()
 end
 return{status="Progressing",message=withDryRun(message)}
-]==])(st,inconclusiveStatus)
+]==])(st,spec,phase,message,results,s,progress,inconclusiveStatus)
