@@ -31,6 +31,19 @@ type Overrides map[string]Override
 // FromObject validates that obj is an argocd-cm ConfigMap and parses its customizations. where names the
 // object in errors.
 func FromObject(where string, obj map[string]any) (Overrides, error) {
+	data, err := DataFromObject(where, obj)
+	if err != nil {
+		return nil, err
+	}
+	ov, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return ov, nil
+}
+
+// DataFromObject validates that obj is an argocd-cm ConfigMap and returns its data.
+func DataFromObject(where string, obj map[string]any) (map[string]string, error) {
 	if obj["apiVersion"] != "v1" || obj["kind"] != "ConfigMap" {
 		return nil, fmt.Errorf("%s: not an argocd-cm: want apiVersion v1, kind ConfigMap, got %v %v", where, obj["apiVersion"], obj["kind"])
 	}
@@ -52,11 +65,7 @@ func FromObject(where string, obj map[string]any) (Overrides, error) {
 			data[k] = s
 		}
 	}
-	ov, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	return ov, nil
+	return data, nil
 }
 
 // legacyOverride is one entry of the legacy `resource.customizations` YAML (Argo CD rawResourceOverride).

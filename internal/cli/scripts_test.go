@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestScriptsCommand(t *testing.T) {
+	code, out, errOut := run(t, "", "scripts", "--argocd-cm", "testdata/argocd-cm-scripts.yaml", "--argocd-version", "v2.14")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"apps/Deployment               Go check                                                   discovery: argocd-cm; argocd-cm: mine; built-in: pause, restart, resume (hidden from the menu)\n",
+		"argoproj.io/AnalysisRun       argocd-cm wildcard \"argoproj.io/*\" (no open libraries)     discovery: built-in; built-in: terminate\n",
+		"argoproj.io/Rollout           argocd-cm argoproj.io/Rollout (no open libraries)          discovery: built-in; built-in: abort, promote-full, restart, resume, retry\n",
+		"WARN resource.customizations *.crossplane.io/*: actions are looked up by the exact group/kind only, so wildcard actions never apply\n",
+		"WARN resource.customizations argoproj.io/*: replaces Argo CD's built-in health script of argoproj.io/AnalysisRun, ",
+		"WARN resource.customizations argoproj.io/*: does not apply to argoproj.io/Rollout, whose own key wins\n",
+		"WARN resource.customizations batch/CronJob: health.lua is replaced by resource.customizations.health.batch_CronJob\n",
+		"WARN resource.customizations.actions.apps_Deployment: hides the built-in actions pause, restart, resume from the menu",
+		"WARN resource.customizations.health.argoproj.io_rollout: kind \"rollout\" starts lower-case",
+		"WARN resource.customizations.useOpenLibs.apps_Deployment: useOpenLibs without an argocd-cm health script has no effect",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	// v3.6's built-ins differ: Rollout gains pause and skip-current-step.
+	_, out, _ = run(t, "", "scripts", "--argocd-cm", "testdata/argocd-cm-scripts.yaml", "-o", "json")
+	var rep scriptsReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.ArgoCD != "v3.6" {
+		t.Errorf("default release %q", rep.ArgoCD)
+	}
+	found := false
+	for _, k := range rep.Kinds {
+		if k.Key == "argoproj.io/Rollout" {
+			found = strings.Contains(strings.Join(k.Actions.Builtin, ","), "skip-current-step")
+		}
+	}
+	if !found {
+		t.Errorf("v3.6 Rollout built-in actions: %s", out)
+	}
+
+	// -f adds the deployed kinds and flags keys matching none of them; --strict fails on warnings.
+	code, out, _ = run(t, "", "scripts", "--argocd-cm", "testdata/argocd-cm-scripts.yaml", "-f", "testdata/scripts-deployed.yaml", "--strict")
+	if code != 1 || !strings.Contains(out, "example.com/Widget            none                                                       none\n") ||
+		!strings.Contains(out, "WARN resource.customizations.health.argoproj.io_Rollout: matches none of the given objects' kinds\n") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	if strings.Contains(out, "apps_Deployment: matches none") {
+		t.Errorf("Deployment is deployed:\n%s", out)
+	}
+}
+
+func TestScriptsBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"scripts"}, 2, "--argocd-cm is required"},
+		{[]string{"scripts", "--argocd-cm", "testdata/not-argocd-cm.yaml"}, 1, "not an argocd-cm"},
+		{[]string{"scripts", "--argocd-cm", "testdata/argocd-cm-badkey.yaml"}, 1, "resource customization type healthz not supported"},
+		{[]string{"scripts", "--argocd-cm", "testdata/argocd-cm-scripts.yaml", "--argocd-version", "v9"}, 2, "v2.14"},
+	} {
+		code, out, errOut := run(t, "", tc.args...)
+		if code != tc.code || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q, %q", tc.args, code, out, errOut)
+		}
+	}
+}
