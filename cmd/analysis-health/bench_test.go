@@ -31,21 +31,29 @@ const (
 )
 
 // BenchmarkBulkHealth runs the built binary, as a user would, on a 10,000-object List as kubectl get -o
-// json prints it, once per output format. Throughput is objects per second of wall time; memory is the
-// child's peak RSS (rusage maxrss), also as a multiple of the input's size. Every run's output is checked:
-// one row per object, in input order.
+// json prints it, once per output format, and on the same List as kubectl get -o yaml prints it.
+// Throughput is objects per second of wall time; memory is the child's peak RSS (rusage maxrss), also as a
+// multiple of the input's size. Every run's output is checked: one row per object, in input order.
 func BenchmarkBulkHealth(b *testing.B) {
 	bin := buildBinary(b)
 	raw, err := bulkgen.List(listObjects)
 	if err != nil {
 		b.Fatal(err)
 	}
-	input := filepath.Join(b.TempDir(), "list.json")
-	if err := os.WriteFile(input, raw, 0o644); err != nil {
+	yamlRaw, err := sigsyaml.JSONToYAML(raw)
+	if err != nil {
 		b.Fatal(err)
 	}
-	size := len(raw)
-	raw = nil
+	dir := b.TempDir()
+	inputs := map[string]string{"json": filepath.Join(dir, "list.json"), "yaml": filepath.Join(dir, "list.yaml")}
+	sizes := map[string]int{"json": len(raw), "yaml": len(yamlRaw)}
+	if err := os.WriteFile(inputs["json"], raw, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(inputs["yaml"], yamlRaw, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	raw, yamlRaw = nil, nil
 	// Linux starts a child's maxrss at its parent's peak RSS (exec inherits the high-water mark of the
 	// memory it replaces, and Go starts children with the parent's memory shared): give back what
 	// generating the input took, reset this process's peak (/proc/self/clear_refs, 5), and report the
@@ -55,15 +63,16 @@ func BenchmarkBulkHealth(b *testing.B) {
 		b.Logf("cannot reset the peak RSS, peak-RSS-MB includes this process's: %v", err)
 	}
 	floor := selfPeakRSS(b)
-	for _, format := range []string{"table", "json", "yaml"} {
-		b.Run("output="+format, func(b *testing.B) {
+	for _, run := range []struct{ input, format string }{{"json", "table"}, {"json", "json"}, {"json", "yaml"}, {"yaml", "table"}} {
+		b.Run("input="+run.input+"/output="+run.format, func(b *testing.B) {
+			size := sizes[run.input]
 			var wall, cpu time.Duration
 			var peak int64
 			var load float64
 			for i := 0; i < b.N; i++ {
 				load += loadAverage(b)
 				var out, errOut bytes.Buffer
-				cmd := exec.Command(bin, "health", "-f", input, "-o", format)
+				cmd := exec.Command(bin, "health", "-f", inputs[run.input], "-o", run.format)
 				cmd.Stdout, cmd.Stderr = &out, &errOut
 				start := time.Now()
 				if err := cmd.Run(); err != nil {
@@ -73,7 +82,7 @@ func BenchmarkBulkHealth(b *testing.B) {
 				ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 				cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 				peak = max(peak, ru.Maxrss*1024) // kilobytes on Linux
-				if err := checkRows(format, out.Bytes(), listObjects); err != nil {
+				if err := checkRows(run.format, out.Bytes(), listObjects); err != nil {
 					b.Fatal(err)
 				}
 			}
