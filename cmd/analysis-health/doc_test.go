@@ -136,6 +136,11 @@ prints it (four-space indentation), and a multi-document stream of releases of t
 	}
 	fmt.Fprintf(&b, "\nAgainst the target (on the JSON List: ≥ 10,000 objects/s on 2 cores, peak RSS ≤ 4× the input): peak RSS is at\nmost **%.2f×** the input. Measured throughput is at least **%.0f objects/s** at the load above; the CPU cost per\nobject gives **%.0f objects/s** on two otherwise idle cores (2 × objects per CPU-second, the slowest format),\nwhich the measured \"cores used\" approaches as the machine's load falls. The YAML List (the same objects as\n`kubectl get -o yaml` prints them) is cut into items too; it costs more per object because sigs.k8s.io/yaml\ndecodes each item (YAML to JSON to maps), where a JSON item goes straight into Lua.\n",
 		worstRatio, worstRate, bestCapacity)
+	if r, err := get("BenchmarkBulkHealth/input=json/output=table"); err == nil {
+		m := r.metrics
+		fmt.Fprintf(&b, "\nThe bundled fixtures are about %.1f KB each as kubectl prints them in JSON, so this List is %.0f MB where the\ngoal's is about 30 MB: more bytes to read per object than the goal assumes.\n",
+			m["input-MB"]*1024/m["objects"], m["input-MB"])
+	}
 
 	b.WriteString("\n## `inspect` and `hooks --post-renderer` against a bare decode\n\n")
 	b.WriteString("One benchmark runs, per op and in turn, a bare decode of the stream (apimachinery's YAMLReader split and\n")
