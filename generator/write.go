@@ -53,6 +53,8 @@ func WriteFile(file string, data []byte) (err error) {
 // dir. dir must not exist or be empty: replacing a folder with content could delete files this command did
 // not write, so that is left to the user.
 func WriteDir(dir string, files []File) (err error) {
+	// "out/" names the folder out, not a folder inside it (filepath.Dir would say "out").
+	dir = filepath.Clean(dir)
 	if err := checkParent(dir); err != nil {
 		return err
 	}

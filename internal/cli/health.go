@@ -45,7 +45,7 @@ func newHealthCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "health -f FILE [-f FILE...]",
 		Short: "Evaluate the health of objects as Argo CD would with these scripts",
-		Example: `  analysis-health health -f testdata/examples/canary-analysis-failed.yaml
+		Example: `  analysis-health health -f testdata/examples/canary-analysis.yaml
   kubectl get rollouts -A -o yaml | analysis-health health -f - -o json
   analysis-health health -f rollout.yaml --argocd-cm argocd-cm.yaml --argocd-version v3`,
 		Args: cobra.NoArgs,
