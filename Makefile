@@ -76,10 +76,10 @@ golden:
 BUILTIN_UPDATE = $(if $(filter 1,$(UPDATE)),-update,)
 builtin-scripts:
 	$(GO) test -count=1 -run 'TestArgoCDBuiltinScripts|TestFuzzFindingClassesInArgoCD' ./conformance/ $(BUILTIN_UPDATE)
-	cd conformance/v3 && $(GO) test -count=1 -run 'TestArgoCDv3BuiltinScripts' . $(BUILTIN_UPDATE)
+	cd conformance/v3 && $(GO) test -count=1 -run 'TestArgoCDv3BuiltinScripts|TestFuzzFindingClassesInArgoCDv3' . $(BUILTIN_UPDATE)
 
 verify:
-	$(GO) run ./cmd/analysis-health verify
+	$(GO) run ./cmd/analysis-health verify --fuzz
 
 example:
 	$(GO) run ./cmd/analysis-health health -f testdata/examples/canary-analysis.yaml
