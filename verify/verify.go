@@ -4,6 +4,8 @@
 package verify
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
@@ -23,6 +25,43 @@ type HealthSuite struct {
 type HealthCase struct {
 	InputPath    string        `json:"inputPath"`
 	HealthStatus engine.Health `json:"healthStatus"`
+	// NoHealth is set when healthStatus is absent or null: Argo CD v3.6's suites hold a pointer, so such a
+	// case expects no health (a script returning nil); earlier releases read it as an empty status.
+	NoHealth bool `json:"-"`
+}
+
+// UnmarshalJSON records whether healthStatus was given. It always rejects unknown fields, as the
+// suites are parsed strictly.
+func (c *HealthCase) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		InputPath    string         `json:"inputPath"`
+		HealthStatus *engine.Health `json:"healthStatus"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	*c = HealthCase{InputPath: raw.InputPath, NoHealth: raw.HealthStatus == nil}
+	if raw.HealthStatus != nil {
+		c.HealthStatus = *raw.HealthStatus
+	}
+	return nil
+}
+
+// expected is what Argo CD's TestLuaHealthScript compares ExecuteHealthLua's result with under the
+// profile: v3.6 a pointer (nil for NoHealth) to a HealthStatus with deletionMessage; before, the address
+// of a HealthStatus without it.
+func (c HealthCase) expected(p engine.Profile) *engine.Health {
+	want := c.HealthStatus
+	if !p.AtLeast(engine.V36) {
+		want.DeletionMessage = ""
+		return &want
+	}
+	if c.NoHealth {
+		return nil
+	}
+	return &want
 }
 
 // Result is the outcome of one case.
@@ -150,16 +189,29 @@ func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 			results = append(results, res)
 			continue
 		}
-		got, err := r.Engine.Health(obj, string(script))
+		got, err := r.Engine.Execute(obj, string(script))
+		want := tc.expected(r.Engine.Profile)
 		switch {
 		case err != nil:
 			res.Failure = "script error: " + err.Error()
-		case got != tc.HealthStatus:
-			res.Failure = fmt.Sprintf("want %s %q, got %s %q", show(tc.HealthStatus.Status), tc.HealthStatus.Message, show(got.Status), got.Message)
+		case (got == nil) != (want == nil) || got != nil && *got != *want:
+			res.Failure = fmt.Sprintf("want %s, got %s", showHealth(want), showHealth(got))
 		}
 		results = append(results, res)
 	}
 	return results, nil
+}
+
+// showHealth prints a result the way failures name it.
+func showHealth(h *engine.Health) string {
+	if h == nil {
+		return "no health (the script returned nil)"
+	}
+	out := fmt.Sprintf("%s %q", show(h.Status), h.Message)
+	if h.DeletionMessage != "" {
+		out += fmt.Sprintf(" (deletionMessage %q)", h.DeletionMessage)
+	}
+	return out
 }
 
 func show(s string) string {
