@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -124,7 +125,7 @@ func (e Engine) decodeAction(name string, v any) (Action, error) {
 		return Action{}, fmt.Errorf("error marshaling resource action: %w", err)
 	}
 	if e.Profile.AtLeast(V32) {
-		return decodeV3Action(a, raw)
+		return decodeV3Action(a, raw, e.Profile.AtLeast(V36))
 	}
 	return decodeV2Action(a, raw)
 }
@@ -158,7 +159,7 @@ func decodeV2Action(a Action, raw []byte) (Action, error) {
 	return out, nil
 }
 
-func decodeV3Action(a Action, raw []byte) (Action, error) {
+func decodeV3Action(a Action, raw []byte, jsonV2 bool) (Action, error) {
 	type ResourceActionParam struct {
 		Name string `json:"name,omitempty"`
 	}
@@ -171,6 +172,9 @@ func decodeV3Action(a Action, raw []byte) (Action, error) {
 	}
 	ra := ResourceAction{Name: a.Name, Disabled: a.Disabled}
 	if err := json.Unmarshal(raw, &ra); err != nil {
+		if jsonV2 {
+			err = paramsErrorV2(raw, err)
+		}
 		return Action{}, fmt.Errorf("error unmarshaling resource action: %w", argoTypeNames(err))
 	}
 	out := Action{Name: ra.Name, Disabled: ra.Disabled, IconClass: ra.IconClass, DisplayName: ra.DisplayName}
@@ -178,6 +182,45 @@ func decodeV3Action(a Action, raw []byte) (Action, error) {
 		out.Params = append(out.Params, ActionParam{Name: p.Name})
 	}
 	return out, nil
+}
+
+// paramsErrorV2 words a type error inside params as Go 1.27's encoding/json does (it runs on json/v2 and
+// names the failing element by its index), which is what Argo CD v3.6, built with Go 1.27, reports,
+// whichever Go builds this engine. Other errors read the same in both.
+func paramsErrorV2(raw []byte, err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) || !strings.HasPrefix(typeErr.Field, "params") || typeErr.Type.Kind() == reflect.Slice {
+		return err
+	}
+	var entry struct {
+		Params []json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(raw, &entry) != nil {
+		return err
+	}
+	for i, p := range entry.Params {
+		var fields struct {
+			Name json.RawMessage `json:"name"`
+		}
+		if p[0] != '{' {
+			if string(p) == "null" {
+				continue
+			}
+			return fmt.Errorf("json: cannot unmarshal %s into ResourceAction.params.%d of type v1alpha1.ResourceActionParam", jsonKind(p), i)
+		}
+		if json.Unmarshal(p, &fields) == nil && len(fields.Name) > 0 && fields.Name[0] != '"' && string(fields.Name) != "null" {
+			return fmt.Errorf("json: cannot unmarshal %s into Go struct field ResourceAction.params.%d.name of type string", jsonKindV2(fields.Name), i)
+		}
+	}
+	return err
+}
+
+// jsonKindV2 is jsonKind, but for objects.
+func jsonKindV2(raw []byte) string {
+	if raw[0] == '{' {
+		return "object"
+	}
+	return jsonKind(raw)
 }
 
 // argoTypeNames rewrites our decode targets' package qualifier into Argo CD's.
@@ -225,7 +268,7 @@ func (e Engine) RunAction(obj map[string]any, script string, params map[string]s
 			return errors.New(errNotJSON)
 		}
 		if raw[0] == '[' && raw[len(raw)-1] == ']' {
-			out, err = decodeImpacted(raw)
+			out, err = decodeImpacted(raw, e.Profile.AtLeast(V36))
 		} else {
 			var o map[string]any
 			o, err = decodeObject(raw)
@@ -260,18 +303,21 @@ func (e Engine) RunAction(obj map[string]any, script string, params map[string]s
 // met in key order (gopher-json sorts them) and matched case-insensitively; an operation other than
 // "create" or "patch" and an undecodable resource fail at once, while an entry that is not an object is a
 // type error reported only if nothing else fails.
-func decodeImpacted(raw []byte) ([]Impacted, error) {
+func decodeImpacted(raw []byte, jsonV2 bool) ([]Impacted, error) {
 	var entries []json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil {
 		return nil, err
 	}
 	out := make([]Impacted, 0, len(entries))
 	var typeErr error
-	for _, entry := range entries {
+	for i, entry := range entries {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(entry, &fields); err != nil {
 			if typeErr == nil {
 				typeErr = fmt.Errorf("json: cannot unmarshal %s into Go value of type lua.ImpactedResource", jsonKind(entry))
+				if jsonV2 {
+					typeErr = fmt.Errorf("json: cannot unmarshal %s into .%d of type lua.ImpactedResource", jsonKind(entry), i)
+				}
 			}
 			out = append(out, Impacted{})
 			continue
@@ -292,10 +338,14 @@ func decodeImpacted(raw []byte) ([]Impacted, error) {
 			case strings.EqualFold(key, "resource"):
 				o, err := decodeObject(value)
 				if err != nil {
-					// encoding/json names the field a type error happened in.
+					// Go 1.26's encoding/json names the field a type error happened in; Go 1.27's (json/v2,
+					// which builds Argo CD v3.6) does not when unstructured's own decoder failed.
 					var typeErr *json.UnmarshalTypeError
 					if errors.As(err, &typeErr) {
 						typeErr.Struct, typeErr.Field = "ImpactedResource", "resource"
+						if jsonV2 {
+							typeErr.Struct, typeErr.Field = "", ""
+						}
 					}
 					return nil, err
 				}
