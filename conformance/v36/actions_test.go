@@ -325,6 +325,10 @@ func findDef(t *testing.T, defs []lua.ActionDef, name string) string {
 // against our scripts through Argo CD's VM and the engine: for discovery, the entries for our actions
 // equal the expected ones; for actions, the output equals the expected output.
 func TestArgoCDv36BuiltinActionSuites(t *testing.T) {
+	discoveries, actionCases := 0, 0
+	defer func() {
+		t.Logf("Argo CD v3.6.1 built-in action suites: %d discovery cases compared, %d action cases for our actions run", discoveries, actionCases)
+	}()
 	for _, kind := range []string{"Rollout", "AnalysisRun"} {
 		dir := path.Join("argoproj.io", kind, "actions")
 		var suite verify.ActionSuite
@@ -340,6 +344,7 @@ func TestArgoCDv36BuiltinActionSuites(t *testing.T) {
 			ours[d.Name] = true
 		}
 		ranActions := 0
+		discoveries += len(suite.DiscoveryTests)
 		for i, tc := range suite.DiscoveryTests {
 			t.Run(fmt.Sprintf("%s/discovery[%d]/%s", kind, i, tc.InputPath), func(t *testing.T) {
 				obj := object(t, builtinFile(t, path.Join(dir, tc.InputPath)))
@@ -371,6 +376,7 @@ func TestArgoCDv36BuiltinActionSuites(t *testing.T) {
 				continue
 			}
 			ranActions++
+			actionCases++
 			t.Run(fmt.Sprintf("%s/action[%d]/%s/%s", kind, i, tc.Action, tc.InputPath), func(t *testing.T) {
 				script := findDef(t, defs, tc.Action)
 				obj := object(t, builtinFile(t, path.Join(dir, tc.InputPath)))
