@@ -58,6 +58,9 @@ type Engine struct {
 	OpenLibs bool
 	// Timeout defaults to DefaultTimeout.
 	Timeout time.Duration
+	// ReuseStates reuses sandboxed states between evaluations, each put back as it was made before its next
+	// use (statepool.go), for callers that evaluate many objects; OpenLibs states are always fresh.
+	ReuseStates bool
 }
 
 // Health runs a health script against obj and validates the result as Argo CD's ExecuteHealthLua does,
@@ -152,10 +155,17 @@ func (e Engine) run(obj map[string]any, script string, params map[string]string,
 	return e.runWith(func(L *lua.LState) (lua.LValue, error) { return toLua(L, obj), nil }, script, params, read)
 }
 
-func (e Engine) runWith(build func(*lua.LState) (lua.LValue, error), script string, params map[string]string, read func(lua.LValue) error) error {
-	L := lua.NewState(lua.Options{SkipOpenLibs: !e.OpenLibs, RegistrySize: initialRegistrySize, RegistryMaxSize: lua.RegistrySize})
-	defer L.Close()
-	openSandbox(L)
+func (e Engine) runWith(build func(*lua.LState) (lua.LValue, error), script string, params map[string]string, read func(lua.LValue) error) (err error) {
+	var L *lua.LState
+	if e.ReuseStates && !e.OpenLibs {
+		var release func(ok bool)
+		L, release = acquireState()
+		defer func() { release(err == nil) }()
+	} else {
+		L = lua.NewState(lua.Options{SkipOpenLibs: !e.OpenLibs, RegistrySize: initialRegistrySize, RegistryMaxSize: lua.RegistrySize})
+		defer L.Close()
+		openSandbox(L)
+	}
 
 	timeout := e.Timeout
 	if timeout <= 0 {

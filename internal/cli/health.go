@@ -190,7 +190,7 @@ func evaluateUnit(u manifest.Unit, source scriptSource, profile engine.Profile) 
 		}
 		row, script, openLibs := newRow(obj, source)
 		if script != "" {
-			h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.ExecuteJSON(item, script)
+			h, err := engine.Engine{Profile: profile, OpenLibs: openLibs, ReuseStates: true}.ExecuteJSON(item, script)
 			if !errors.Is(err, engine.ErrInvalidJSON) {
 				if err != nil {
 					return nil, nil, scriptError(obj, err)
@@ -213,7 +213,7 @@ func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profil
 		row, script, openLibs := newRow(obj, source)
 		// What gitops-engine records: the profile's deletion handling, v3.6's "no health"; an object being
 		// deleted is Progressing "Pending deletion" in every release even without a script.
-		h, err := engine.Engine{Profile: profile, OpenLibs: openLibs}.ResourceHealth(obj.Object, script)
+		h, err := engine.Engine{Profile: profile, OpenLibs: openLibs, ReuseStates: true}.ResourceHealth(obj.Object, script)
 		if err != nil {
 			// The Health carries the script's own error, without gitops-engine's wrapping.
 			return nil, scriptError(obj, errors.New(h.Message))
