@@ -139,3 +139,18 @@ func TestTestFailsAtOnceOnBadTrees(t *testing.T) {
 		})
 	}
 }
+
+// A suite without its script (Argo CD v2.14.21 ships one) is one failure; the rest of the tree runs.
+func TestSuiteWithoutScript(t *testing.T) {
+	fsys := mapFS("testdata/example")
+	fsys["example.com/Orphan/health_test.yaml"] = &fstest.MapFile{Data: []byte("tests:\n- healthStatus: {status: Healthy}\n  inputPath: testdata/x.yaml\n")}
+	fsys["example.com/Orphan/testdata/x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: example.com/v1\nkind: Orphan\nmetadata: {name: x}\n")}
+	rep, err := Runner{}.Tree(fsys, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	passed, failed := rep.Counts()
+	if passed != 5 || failed != 1 || !strings.Contains(rep.Failures()[0], "example.com/Orphan/health_test.yaml: health.lua: no health.lua beside the suite") {
+		t.Errorf("%d passed, %d failed: %q", passed, failed, rep.Failures())
+	}
+}

@@ -174,7 +174,10 @@ func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 	}
 	script, err := fs.ReadFile(fsys, path.Join(dir, "health.lua"))
 	if err != nil {
-		return nil, fmt.Errorf("%s: no health.lua beside it", suitePath)
+		// Argo CD's own tree has such a suite (v2.14.21 sql.cnrm.cloud.google.com/SQLUser): its test walks
+		// the scripts, so the suite never runs. One failure here, and the rest of the tree still runs.
+		return []Result{{Suite: suitePath, Case: "health.lua", Name: caseName(suitePath, "health", "health.lua"),
+			Failure: "no health.lua beside the suite, so none of its cases can run"}}, nil
 	}
 	if err := engine.CheckSyntax(string(script)); err != nil {
 		return nil, SyntaxError(path.Join(dir, "health.lua"), string(script), err)
