@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: all build test test-v2 test-v3 test-v36 bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
+.PHONY: all build test test-v2 test-v3 test-v36 test-rollouts110 bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
@@ -17,8 +17,8 @@ build:
 export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
 # The full suite: the main module (engine, scripts, CLI, generator, Argo CD v2.14 and Argo Rollouts
-# conformance), the Argo CD v3.2 conformance module and the Argo CD v3.6 one.
-test: skips-reset test-v2 test-v3 test-v36
+# conformance), the Argo CD v3.2 and v3.6 conformance modules, and the Argo Rollouts v1.10.2 corpus.
+test: skips-reset test-v2 test-v3 test-v36 test-rollouts110
 	@$(MAKE) --no-print-directory skips-summary
 
 skips-reset:
@@ -43,6 +43,11 @@ test-v3:
 V36_TOOLCHAIN = go1.27.3
 test-v36:
 	cd conformance/v36 && GOTOOLCHAIN=$(V36_TOOLCHAIN) $(GO) test -count=1 ./...
+
+# The upstream corpus of Argo Rollouts v1.10.2 (docs/health-semantics.md), a module of its own: v1.10.2
+# needs Go >= 1.26.10, fetched through the module proxy.
+test-rollouts110:
+	cd conformance/rollouts110 && GOTOOLCHAIN=$(V36_TOOLCHAIN) $(GO) test -count=1 ./...
 
 # Per-evaluation cost of our scripts vs Argo CD's built-ins and the VM floor, per kind and path, by phase,
 # and on worst-case objects, in Argo CD v2.14's VM (conformance/) and v3.6.1's (conformance/v36); the raw

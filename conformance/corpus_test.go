@@ -3,7 +3,6 @@ package conformance
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -93,35 +92,6 @@ func rolloutsCharts(t *testing.T, root string) (skip func(string) bool, objs []c
 	return skip, objs
 }
 
-// moduleDirIn is upstream.ModuleDir for another module of this repository (conformance/v3): the version
-// that module requires, from the module cache.
-func moduleDirIn(t *testing.T, moduleRel, path string) (dir, version string) {
-	t.Helper()
-	root, err := upstream.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "list", "-mod=mod", "-m", "-f", "{{.Dir}} {{.Version}}", path)
-	cmd.Dir = filepath.Join(root, moduleRel)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -m %s in %s: %v", path, moduleRel, err)
-	}
-	f := strings.Fields(string(out))
-	if len(f) != 2 {
-		if dl := exec.Command("go", "mod", "download", path); true {
-			dl.Dir = cmd.Dir
-			_ = dl.Run()
-		}
-		out, _ = exec.Command("go", "list", "-mod=mod", "-m", "-f", "{{.Dir}} {{.Version}}", path).Output()
-		f = strings.Fields(string(out))
-		if len(f) != 2 {
-			t.Fatalf("module %s (required by %s) is not in the module cache", path, moduleRel)
-		}
-	}
-	return f[0], f[1]
-}
-
 func builtinSuiteObjects(t *testing.T, moduleDir string) []corpus.Object {
 	t.Helper()
 	var all []corpus.Object
@@ -173,7 +143,7 @@ func corpusSources(t *testing.T) []corpusSource {
 	v2 := upstream.ModuleDir(t, argoCDv2Module)
 	sources = append(sources, corpusSource{label: "argo-cd@" + upstream.ModuleVersion(t, argoCDv2Module), objects: builtinSuiteObjects(t, v2)})
 
-	v3, v3version := moduleDirIn(t, "conformance/v3", argoCDv3Module)
+	v3, v3version := upstream.ModuleDirIn(t, "conformance/v3", argoCDv3Module)
 	sources = append(sources, corpusSource{label: "argo-cd@" + v3version, objects: builtinSuiteObjects(t, v3), builtinScripts: builtinHealthScripts(t, v3)})
 	return sources
 }

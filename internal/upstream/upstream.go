@@ -171,6 +171,39 @@ func moduleDir(path string) (string, error) {
 	return dir, nil
 }
 
+// ModuleDirIn is ModuleDir for the module of this repository at moduleRel (slash path from the
+// repository root, "." for the main module): the folder and version of module path that module
+// requires. A proof in one module can so read files of an upstream version another module pins.
+func ModuleDirIn(t testing.TB, moduleRel, path string) (dir, version string) {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(root, filepath.FromSlash(moduleRel))
+	list := func() []string {
+		cmd := exec.Command("go", "list", "-mod=mod", "-m", "-f", "{{.Dir}} {{.Version}}", path)
+		cmd.Dir = in
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -m %s in %s: %v", path, moduleRel, err)
+		}
+		return strings.Fields(string(out))
+	}
+	f := list()
+	if len(f) != 2 {
+		dl := exec.Command("go", "mod", "download", path)
+		dl.Dir = in
+		if out, err := dl.CombinedOutput(); err != nil {
+			t.Fatalf("go mod download %s in %s: %v: %s", path, moduleRel, err, out)
+		}
+		if f = list(); len(f) != 2 {
+			t.Fatalf("module %s (required by %s) is not in the module cache", path, moduleRel)
+		}
+	}
+	return f[0], f[1]
+}
+
 // ModuleVersion is the version of module path the calling test's module requires.
 func ModuleVersion(t testing.TB, path string) string {
 	t.Helper()
