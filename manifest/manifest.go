@@ -4,6 +4,12 @@
 //
 // Besides the decoded objects it keeps every document's bytes as read (Object.Raw, Stream), so that a
 // post-renderer can pass its input through unchanged, comments and document order included.
+//
+// Read and ReadStreams decode documents on every core. For inputs too big to hold decoded, Reader hands
+// out units that decode on their own, in input order: whole documents, and the items of a List (JSON, or
+// YAML as kubectl prints it), cut without decoding the rest; a cut that cannot be trusted for an item
+// (ErrSplit) leaves the document to be decoded whole, so the outcome is always that of decoding each
+// document whole.
 package manifest
 
 import (
