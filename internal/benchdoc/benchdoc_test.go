@@ -20,7 +20,7 @@ func TestPerformanceDoc(t *testing.T) {
 func TestParse(t *testing.T) {
 	out := `goos: linux
 BenchmarkCost/Rollout/steady/ours-2     	     300	    500000 ns/op	  337955 B/op	    2886 allocs/op
-BenchmarkCost/Rollout/steady/ours-2     	     300	    400000 ns/op	  337955 B/op	    2886 allocs/op
+BenchmarkCost/Rollout/steady/ours-2     	     300	    900000 ns/op	    400000 cpu-ns/op	  337955 B/op	    2886 allocs/op
 BenchmarkCost/Rollout/steady/builtin-2  	     300	   1000000 ns/op	  496904 B/op	    4873 allocs/op
 BenchmarkCost/Rollout/steady/floor-2    	     300	    200000 ns/op	  202776 B/op	    1043 allocs/op
 PASS

@@ -18,4 +18,6 @@ One source per script in ` + "`lua/`" + `; the generator (` + "`generator/forms.
 Every form returns what the source returns on every fixture and on the fuzz corpus (` + "`generator`" + `'s
 ` + "`TestFormsEqualSourceOnFixtures`" + `, ` + "`lua`" + `'s ` + "`TestMutatedFixtures`" + ` and ` + "`FuzzScripts`" + `, whose seeds include the
 worst-case objects of ` + "`internal/worstcase`" + `); golden files of each form are in ` + "`generator/testdata/forms/`" + `.
+
+The CLI's own cost (` + "`health -f`" + ` in bulk, ` + "`inspect`" + `, ` + "`hooks`" + `) is in [the CLI in bulk](performance-cli.md).
 `
