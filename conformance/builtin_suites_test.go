@@ -21,6 +21,7 @@ func TestArgoCDBuiltinSuites(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
+	total, passed, deviations := 0, 0, 0
 	for _, k := range lua.Kinds() {
 		dir := path.Join(k.Group, k.Kind)
 		raw, err := resource_customizations.Embedded.ReadFile(path.Join(dir, "health_test.yaml"))
@@ -49,6 +50,13 @@ func TestArgoCDBuiltinSuites(t *testing.T) {
 				dev, listed := probe.BuiltinDeviations[id]
 				differs := got != tc.HealthStatus
 				statusDiffers := got.Status != tc.HealthStatus.Status
+				total++
+				switch {
+				case !differs && !listed:
+					passed++
+				case differs && listed:
+					deviations++
+				}
 				switch {
 				case differs && !listed:
 					t.Errorf("unlisted deviation from Argo CD's built-in: want %+v, got %+v", tc.HealthStatus, got)
@@ -71,4 +79,5 @@ func TestArgoCDBuiltinSuites(t *testing.T) {
 			t.Errorf("deviation %s names no case of Argo CD's suites", id)
 		}
 	}
+	probe.CheckSuiteCounts(t, "../docs/argocd-versions.md", "v2.14.21", total, passed, deviations)
 }

@@ -2,7 +2,13 @@
 // Argo CD and through the engine, so the two modules test the same things.
 package probe
 
-import "regexp"
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
 
 // Case is one probe script.
 type Case struct{ Name, Script string }
@@ -98,4 +104,18 @@ func ErrText(err error) string {
 		return "<nil>"
 	}
 	return addresses.ReplaceAllString(err.Error(), "0x…")
+}
+
+// CheckSuiteCounts fails unless doc (docs/argocd-versions.md) states, for version, the built-in health
+// suite counts a conformance module measured: "<version>: <total> = <passed> + <deviations>".
+func CheckSuiteCounts(t *testing.T, doc, version string, total, passed, deviations int) {
+	t.Helper()
+	raw, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%s: %d = %d + %d", version, total, passed, deviations)
+	if !strings.Contains(string(raw), want) {
+		t.Errorf("%s does not state %q, what this run measured; update its table", doc, want)
+	}
 }

@@ -114,6 +114,10 @@ func TestSandboxMatchesArgoCDv3(t *testing.T) {
 
 // Argo CD v3.2's own suites for these kinds, against our scripts: the same deviations as v2.14's, no more.
 func TestArgoCDv3BuiltinSuites(t *testing.T) {
+	total, passed, deviations := 0, 0, 0
+	defer func() {
+		probe.CheckSuiteCounts(t, "../../docs/argocd-versions.md", "v3.2.12", total, passed, deviations)
+	}()
 	for _, k := range lua.Kinds() {
 		dir := path.Join(k.Group, k.Kind)
 		raw, err := resource_customizations.Embedded.ReadFile(path.Join(dir, "health_test.yaml"))
@@ -138,6 +142,13 @@ func TestArgoCDv3BuiltinSuites(t *testing.T) {
 				}
 				dev, listed := probe.BuiltinDeviations[id]
 				differs := string(got.Status) != string(tc.HealthStatus.Status) || got.Message != tc.HealthStatus.Message
+				total++
+				switch {
+				case !differs && !listed:
+					passed++
+				case differs && listed:
+					deviations++
+				}
 				switch {
 				case differs && !listed:
 					t.Errorf("unlisted deviation: built-in %+v, ours %+v", tc.HealthStatus, *got)

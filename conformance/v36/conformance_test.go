@@ -177,6 +177,7 @@ func TestArgoCDv36BuiltinSuites(t *testing.T) {
 	if passed.Load()+deviations.Load() != total.Load() {
 		t.Errorf("%d cases, %d passed and %d deviations", total.Load(), passed.Load(), deviations.Load())
 	}
+	probe.CheckSuiteCounts(t, "../../docs/argocd-versions.md", "v3.6.1", int(total.Load()), int(passed.Load()), int(deviations.Load()))
 }
 
 // recorded is what the engine says Argo CD v3.6.1 records for obj (ResourceHealth), for a kind with a script.
