@@ -145,6 +145,9 @@ func corpusSources(t *testing.T) []corpusSource {
 
 	v3, v3version := upstream.ModuleDirIn(t, "conformance/v3", argoCDv3Module)
 	sources = append(sources, corpusSource{label: "argo-cd@" + v3version, objects: builtinSuiteObjects(t, v3), builtinScripts: builtinHealthScripts(t, v3)})
+
+	v36, v36version := upstream.ModuleDirIn(t, "conformance/v36", argoCDv3Module)
+	sources = append(sources, corpusSource{label: "argo-cd@" + v36version, objects: builtinSuiteObjects(t, v36), builtinScripts: builtinHealthScripts(t, v36)})
 	return sources
 }
 

@@ -73,6 +73,11 @@ var KubectlReasons = []Reason{
 			sp, _ := r.Obj.Obj["spec"].(map[string]any)
 			return r.Obj.Kind == "Rollout" && sp["workloadRef"] != nil && r.Ours.Status == engine.Progressing && r.Builtin == r.Ours
 		}},
+	{"rule 1: no status at all, so the controller has not reconciled the object yet; kubectl-argo-rollouts' client-side fallback counts a missing `observedGeneration` as observed (it cannot tell none from a v0.9 hash) and reports the spec (`paused: true` → Paused)",
+		func(r Result, ref engine.Health) bool {
+			_, hasStatus := r.Obj.Obj["status"]
+			return r.Obj.Kind == "Rollout" && !hasStatus && r.Ours.Status == engine.Progressing && r.Builtin == r.Ours
+		}},
 	{"rule 10: a controller before v0.8 kept the stable ReplicaSet in `status.canary.stableRS`, and blue-green ones set none; kubectl-argo-rollouts' client-side fallback reads only `status.stableRS` and waits forever, Argo CD's legacy logic (and ours) reads both",
 		func(r Result, ref engine.Health) bool {
 			st, _ := r.Obj.Obj["status"].(map[string]any)

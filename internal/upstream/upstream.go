@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -181,9 +182,15 @@ func ModuleDirIn(t testing.TB, moduleRel, path string) (dir, version string) {
 		t.Fatal(err)
 	}
 	in := filepath.Join(root, filepath.FromSlash(moduleRel))
+	// A module on a newer Go than the machine's (conformance/v36, conformance/rollouts110) is read with
+	// the toolchain its Makefile target uses; the go command fetches it through the module proxy.
+	env := os.Environ()
+	if raw, err := os.ReadFile(filepath.Join(in, "go.mod")); err == nil && newerGo(goDirective(raw)) {
+		env = append(env, "GOTOOLCHAIN="+NewerToolchain)
+	}
 	list := func() []string {
 		cmd := exec.Command("go", "list", "-mod=mod", "-m", "-f", "{{.Dir}} {{.Version}}", path)
-		cmd.Dir = in
+		cmd.Dir, cmd.Env = in, env
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("go list -m %s in %s: %v", path, moduleRel, err)
@@ -193,7 +200,7 @@ func ModuleDirIn(t testing.TB, moduleRel, path string) (dir, version string) {
 	f := list()
 	if len(f) != 2 {
 		dl := exec.Command("go", "mod", "download", path)
-		dl.Dir = in
+		dl.Dir, dl.Env = in, env
 		if out, err := dl.CombinedOutput(); err != nil {
 			t.Fatalf("go mod download %s in %s: %v: %s", path, moduleRel, err, out)
 		}
@@ -202,6 +209,44 @@ func ModuleDirIn(t testing.TB, moduleRel, path string) (dir, version string) {
 		}
 	}
 	return f[0], f[1]
+}
+
+// NewerToolchain is the Go toolchain of the repository's modules that need a newer Go than the
+// machine's (the Makefile's V36_TOOLCHAIN).
+const NewerToolchain = "go1.27.3"
+
+func goDirective(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "go" {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+// newerGo reports whether go version v (a go.mod directive, "1.27.0") is newer than the running Go.
+func newerGo(v string) bool {
+	if v == "" {
+		return false
+	}
+	return semverLess(strings.TrimPrefix(runtime.Version(), "go"), v)
+}
+
+func semverLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < 3; i++ {
+		x, y := 0, 0
+		if i < len(pa) {
+			fmt.Sscanf(pa[i], "%d", &x)
+		}
+		if i < len(pb) {
+			fmt.Sscanf(pb[i], "%d", &y)
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
 }
 
 // ModuleVersion is the version of module path the calling test's module requires.

@@ -3,6 +3,7 @@ package upstream
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -75,5 +76,14 @@ func TestModuleDir(t *testing.T) {
 	}
 	if _, err := moduleDir("example.com/not-a-dependency"); err == nil {
 		t.Error("a module outside the graph was found")
+	}
+}
+
+func TestNewerGo(t *testing.T) {
+	if newerGo("1.20") || !newerGo("99.0") || newerGo("") {
+		t.Errorf("newerGo: 1.20 %v, 99.0 %v (running %s)", newerGo("1.20"), newerGo("99.0"), runtime.Version())
+	}
+	if !semverLess("1.26.8", "1.27.0") || semverLess("1.27.0", "1.26.10") || semverLess("1.26.10", "1.26.10") {
+		t.Error("semverLess")
 	}
 }
