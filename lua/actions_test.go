@@ -187,13 +187,13 @@ func TestDiscoverySurvivesMutatedObjects(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, profile := range engine.Profiles() {
-					if _, err := (engine.Engine{Profile: profile}).Discover(mutated, discovery); err != nil {
+					if _, err := (engine.Engine{Profile: profile, Timeout: generous}).Discover(mutated, discovery); err != nil {
 						b, _ := yaml.Marshal(mutated)
 						t.Fatalf("%s discovery failed: %v\nobject:\n%s", k.Kind, err, b)
 					}
 					// Actions may refuse an object, but only with an error, never a panic.
 					for _, d := range defs {
-						_, _ = engine.Engine{Profile: profile}.RunAction(mutated, d.Script, nil)
+						_, _ = engine.Engine{Profile: profile, Timeout: generous}.RunAction(mutated, d.Script, nil)
 					}
 				}
 			}

@@ -15,6 +15,10 @@ import (
 	"github.com/analysis-health/analysis-health/verify"
 )
 
+// generous is the deadline of evaluations in tests that are not about the deadline (a loaded CI machine
+// must not turn a slow evaluation into a timeout finding).
+const generous = 30 * time.Second
+
 // testdata/classes holds one health script per finding kind (each under its own kind), plus a discovery
 // that indexes a missing field, an action that refuses an object on purpose or fails in the VM, and one
 // that returns a string.
@@ -45,7 +49,7 @@ func readTree(dir string) (map[string][]byte, error) {
 }
 
 func TestFuzzFindingKinds(t *testing.T) {
-	rep, err := verify.Fuzz(kindTree(), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V32, Timeout: 100 * time.Millisecond}, N: 30, Seed: 3})
+	rep, err := verify.Fuzz(kindTree(), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V32, Timeout: 2 * time.Second}, N: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +100,7 @@ func TestFuzzExpectedOutcomesAreNotFindings(t *testing.T) {
 	fsys := kindTree()
 	fsys["example.com/Unknown/health_test.yaml"].Data = []byte("tests:\n- healthStatus: {status: Unknown, message: no idea}\n  inputPath: testdata/w.yaml\n")
 	fsys["example.com/Empty/health_test.yaml"].Data = []byte("tests:\n- healthStatus: {}\n  inputPath: testdata/w.yaml\n")
-	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V32, Timeout: 100 * time.Millisecond}, N: 30, Seed: 3})
+	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V32, Timeout: 2 * time.Second}, N: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +113,7 @@ func TestFuzzExpectedOutcomesAreNotFindings(t *testing.T) {
 
 func TestFuzzIsReproducible(t *testing.T) {
 	run := func(seed int64) verify.FuzzReport {
-		rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V214}, N: 40, Seed: seed})
+		rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V214, Timeout: generous}, N: 40, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +131,7 @@ func TestFuzzIsReproducible(t *testing.T) {
 // Our own scripts: no finding of any kind, under every profile.
 func TestFuzzBundledTreeIsClean(t *testing.T) {
 	for _, p := range engine.Profiles() {
-		rep, err := verify.Fuzz(lua.FS, verify.FuzzOptions{Engine: engine.Engine{Profile: p}, N: 6, Seed: 1})
+		rep, err := verify.Fuzz(lua.FS, verify.FuzzOptions{Engine: engine.Engine{Profile: p, Timeout: generous}, N: 6, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +152,7 @@ func TestFuzzBundledTreeIsClean(t *testing.T) {
 }
 
 func TestWriteFindingsStaysInsideDir(t *testing.T) {
-	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V214}, N: 20, Seed: 1})
+	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V214, Timeout: generous}, N: 20, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +191,7 @@ func TestWriteFindingsStaysInsideDir(t *testing.T) {
 
 func ExampleFuzz() {
 	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{
-		Engine: engine.Engine{Profile: engine.V32}, N: 20, Seed: 1,
+		Engine: engine.Engine{Profile: engine.V32, Timeout: 30 * time.Second}, N: 20, Seed: 1,
 	})
 	if err != nil {
 		panic(err)
@@ -203,5 +207,5 @@ func ExampleFuzz() {
 
 // A user's own test: every suite, lint and fuzz of the tree as subtests.
 func TestExampleTree(t *testing.T) {
-	verify.Test(t, os.DirFS("testdata/example"), verify.Options{ArgoCD: "v3", Fuzz: 20, Seed: 1})
+	verify.Test(t, os.DirFS("testdata/example"), verify.Options{ArgoCD: "v3", Fuzz: 20, Seed: 1, Timeout: generous})
 }

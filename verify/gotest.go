@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -29,6 +30,9 @@ type Options struct {
 	Seed int64
 	// SkipLint turns the sandbox lint off.
 	SkipLint bool
+	// Timeout is the per-evaluation deadline; zero is Argo CD's 1 s. A test on a loaded CI machine may want
+	// more, so that a slow evaluation is not reported as a timeout.
+	Timeout time.Duration
 }
 
 // Engine is the engine Options select, or an error for a version engine.ParseProfile rejects.
@@ -41,7 +45,7 @@ func (o Options) Engine() (engine.Engine, error) {
 	if err != nil {
 		return engine.Engine{}, err
 	}
-	return engine.Engine{Profile: p}, nil
+	return engine.Engine{Profile: p, Timeout: o.Timeout}, nil
 }
 
 // DefaultArgoCD is the version Options use when ArgoCD is empty.

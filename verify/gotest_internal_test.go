@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 // recorder is a tester that records what Test reports instead of failing.
@@ -70,7 +71,7 @@ func TestTestSubtestsAndFailures(t *testing.T) {
 	fsys := mapFS("testdata/example")
 	// One case made to fail: the expectation says Degraded, the script says Healthy.
 	fsys["example.com/Widget/health_test.yaml"].Data = []byte(strings.Replace(string(fsys["example.com/Widget/health_test.yaml"].Data), "status: Healthy", "status: Degraded", 1))
-	rep := record(fsys, Options{Fuzz: 5})
+	rep := record(fsys, Options{Fuzz: 5, Timeout: 30 * time.Second})
 	want := []string{
 		"example.com/Widget/discovery/widget.yaml",
 		"example.com/Widget/fuzz/actions/discovery.lua",
@@ -102,7 +103,7 @@ func TestTestSubtestsAndFailures(t *testing.T) {
 }
 
 func TestTestReportsLintAndFuzzFindings(t *testing.T) {
-	rep := record(mapFS("testdata/buggy"), Options{Fuzz: 20})
+	rep := record(mapFS("testdata/buggy"), Options{Fuzz: 20, Timeout: 30 * time.Second})
 	lint := rep["example.com/Gadget/lint/health.lua"]
 	if len(lint) != 3 || !strings.HasPrefix(lint[1], "example.com/Gadget/health.lua:4: stdlib: string.find") {
 		t.Errorf("lint findings: %q", lint)

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/golden"
@@ -57,6 +58,11 @@ type Result struct {
 func Execute(t *testing.T, r Run) Result {
 	t.Helper()
 	res := Result{Run: r}
+	if r.Engine.Timeout == 0 {
+		// The report must not depend on the machine: a slow evaluation on a loaded CI machine is not a
+		// timeout finding (none of the built-ins comes near Argo CD's 1 s).
+		r.Engine.Timeout = 30 * time.Second
+	}
 	var err error
 	if res.Scripts, err = verify.Scripts(r.FS); err != nil {
 		t.Fatal(err)
@@ -87,13 +93,24 @@ func Execute(t *testing.T, r Run) Result {
 		byPath[s.Path] = s
 	}
 	for _, f := range res.Fuzz.Findings() {
-		kind, msg := r.ArgoCD(byPath[f.Script])(f.Object)
+		kind, msg := Replay(r.ArgoCD(byPath[f.Script]), f)
 		if kind != f.Kind || msg != f.Message {
 			b, _ := json.Marshal(f.Object)
 			t.Errorf("%s: ours %s %q, Argo CD %s: %s %q\nobject: %s", f.Script, f.Kind, f.Message, r.Version, kind, msg, b)
 		}
 	}
 	return res
+}
+
+// Replay evaluates a finding's object in Argo CD. Argo CD's 1 s deadline cannot be raised, so on a
+// loaded machine an evaluation that is not a timeout finding may still hit it: such a replay is tried
+// again, up to three times.
+func Replay(argo verify.Evaluator, f verify.FuzzFinding) (verify.FindingKind, string) {
+	kind, msg := argo(f.Object)
+	for try := 1; try < 3 && kind == verify.Timeout && f.Kind != verify.Timeout; try++ {
+		kind, msg = argo(f.Object)
+	}
+	return kind, msg
 }
 
 type counts map[string]int

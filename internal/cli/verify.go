@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +25,7 @@ type verifyFlags struct {
 	fuzzOut  string
 	bench    bool
 	benchN   int
+	timeout  time.Duration
 }
 
 // defaultFuzz is the number of mutations per script and test object of a bare --fuzz.
@@ -66,6 +68,7 @@ lint finding or fuzz finding. A tree without suites is a notice, not an error.`,
 	cmd.Flags().StringVar(&f.fuzzOut, "fuzz-out", "", "write the smallest object of each fuzz finding to this directory, as YAML")
 	cmd.Flags().BoolVar(&f.bench, "bench", false, "report each script's ns and allocations per evaluation beside the VM floor")
 	cmd.Flags().IntVar(&f.benchN, "bench-n", 200, "evaluations per test object for --bench")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", engine.DefaultTimeout, "per-evaluation deadline (Argo CD's is 1s; raise it on a loaded CI machine so slowness is not a timeout finding)")
 	return cmd
 }
 
@@ -81,7 +84,10 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 	if f.fuzzOut != "" && f.fuzz == 0 {
 		return usageError("--fuzz-out needs --fuzz")
 	}
-	eng := engine.Engine{Profile: f.version.p, OpenLibs: f.openLibs}
+	if f.timeout <= 0 {
+		return usageError("--timeout must be positive, got %s", f.timeout)
+	}
+	eng := engine.Engine{Profile: f.version.p, OpenLibs: f.openLibs, Timeout: f.timeout}
 	var trees []verifyTree
 	if len(dirs) == 0 {
 		trees = append(trees, verifyTree{"(bundled)", lua.FS})

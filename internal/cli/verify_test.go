@@ -16,7 +16,7 @@ func TestVerifyBadInput(t *testing.T) {
 		{"syntax", "Error: testdata/verify/syntax/g/K/health.lua:4: <string> at EOF:   syntax error\n"},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
-			code, out, errOut := run(t, "", "verify", "testdata/verify/"+tc.dir, "--fuzz")
+			code, out, errOut := run(t, "", "verify", "testdata/verify/"+tc.dir, "--fuzz", "--timeout", "30s")
 			if code != 1 || out != "" || errOut != tc.want {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, tc.want)
 			}
@@ -27,7 +27,7 @@ func TestVerifyBadInput(t *testing.T) {
 func TestVerifyLintFuzzBench(t *testing.T) {
 	const buggy = "../../verify/testdata/buggy"
 	out := filepath.Join(t.TempDir(), "crashers")
-	code, stdout, errOut := run(t, "", "verify", buggy, "--fuzz", "--fuzz-out", out)
+	code, stdout, errOut := run(t, "", "verify", buggy, "--fuzz", "--fuzz-out", out, "--timeout", "30s")
 	if code != 1 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -65,7 +65,7 @@ func TestVerifyLintFuzzBench(t *testing.T) {
 	if code != 0 || stdout != "1 passed, 0 failed\n" {
 		t.Errorf("--lint=false: exit %d\n%s", code, stdout)
 	}
-	code, stdout, _ = run(t, "", "verify", "../../verify/testdata/example", "--fuzz=10", "--bench", "--bench-n", "3")
+	code, stdout, _ = run(t, "", "verify", "../../verify/testdata/example", "--fuzz=10", "--bench", "--bench-n", "3", "--timeout", "30s")
 	if code != 0 || !strings.HasSuffix(stdout, "0 lint findings\n0 fuzz findings in 120 evaluations (seed 1)\n5 passed, 0 failed\n") {
 		t.Errorf("clean tree: exit %d\n%s", code, stdout)
 	}
@@ -77,7 +77,7 @@ func TestVerifyLintFuzzBench(t *testing.T) {
 // Our own scripts report nothing under --fuzz --lint, in both profiles.
 func TestVerifyBundledFuzzLint(t *testing.T) {
 	for _, v := range []string{"v2", "v3"} {
-		code, stdout, errOut := run(t, "", "verify", "--fuzz=3", "--argocd-version", v)
+		code, stdout, errOut := run(t, "", "verify", "--fuzz=3", "--argocd-version", v, "--timeout", "30s")
 		if code != 0 || !strings.Contains(stdout, "0 lint findings\n0 fuzz findings in ") || strings.Contains(stdout, "FUZZ") || errOut != "" {
 			t.Errorf("%s: exit %d\n%s%s", v, code, stdout, errOut)
 		}
@@ -88,9 +88,10 @@ func TestVerifyFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"verify", "--fuzz-out", "x"},
 		{"verify", "--fuzz=-1"},
+		{"verify", "--fuzz", "--timeout", "0s"},
 	} {
 		code, out, errOut := run(t, "", args...)
-		if code != 2 || out != "" || !strings.Contains(errOut, "--fuzz") {
+		if code != 2 || out != "" || !strings.Contains(errOut, "--") {
 			t.Errorf("%v: exit %d, %q, %q", args, code, out, errOut)
 		}
 	}
