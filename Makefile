@@ -95,11 +95,16 @@ verify:
 example:
 	$(GO) run ./cmd/analysis-health health -f testdata/examples/canary-analysis.yaml
 
-# End-to-end proof (e2e/, docs/why.md): timelines recorded from Argo Rollouts v1.8.5's real rollout
-# controller (module e2e/recorder, whose test also proves the committed timelines are what the controller
-# records today) through Argo CD v2.14's application controller and Kargo's Stage health rules.
-# UPDATE=1 re-records the timelines and rewrites the generated report in docs/why.md.
+# End-to-end proof (e2e/, docs/why.md): Argo Rollouts' own rollout, analysis and experiment controllers,
+# v1.8.5 (module e2e/recorder) and v1.10.2 (module e2e/recorder/v1.10, Go 1.27.3), on a real kube-apiserver
+# v1.34.5 with etcd and the ReplicaSet controller (the program in module e2e/apiserver, built once for
+# both); their tests also prove the committed timelines are what the controllers record today. Then every
+# frame through Argo CD v2.14's application controller, Kargo's Stage rules and gitops-engine's sync with
+# the barrier hook. UPDATE=1 re-records the timelines and rewrites the generated report in docs/why.md.
 E2E_UPDATE = $(if $(filter 1,$(UPDATE)),-update,)
+E2E_APISERVER ?= $(CURDIR)/bin/e2e-apiserver
+E2E_GO127 = GOTOOLCHAIN=go1.27.3
 e2e:
-	cd e2e/recorder && $(GO) test -count=1 -run TestRecord . $(E2E_UPDATE)
-	$(GO) test -count=1 ./e2e/ -v -run 'TestKargo|TestAnalysisRunsAreNotManaged' $(E2E_UPDATE)
+	cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
+	cd e2e/recorder && E2E_APISERVER=$(E2E_APISERVER) $(GO) test -count=1 -timeout 40m -run 'TestRecord|TestGuard' . $(E2E_UPDATE)
+	$(GO) test -count=1 -timeout 30m ./e2e/ -run 'TestKargo|TestAnalysisRunsAreNotManaged' $(E2E_UPDATE)

@@ -164,6 +164,17 @@ func (a *argoCD) appHealth(t testing.TB, f *frame) *v1alpha1.HealthStatus {
 	return res.GetHealthStatus()
 }
 
+// healthOverride is what the application controller hands gitops-engine's sync engine for health: the
+// argocd-cm overrides through Argo CD's Lua VM (util/lua ResourceHealthOverrides).
+func (a *argoCD) healthOverride(t testing.TB) health.HealthOverride {
+	t.Helper()
+	overrides, err := a.settings.GetResourceOverrides()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return argolua.ResourceHealthOverrides(overrides)
+}
+
 // resourceHealth is one object's health as the controller computes it for the resource tree
 // (gitops-engine health.GetResourceHealth with the argocd-cm overrides), for the report's messages.
 func (a *argoCD) resourceHealth(t testing.TB, obj *unstructured.Unstructured) *health.HealthStatus {

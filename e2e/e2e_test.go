@@ -29,14 +29,19 @@ func TestMain(m *testing.M) {
 // knownLimits are the assertions our script fails on a recorded controller state, by scenario, with the
 // exact violation text. The test fails if a violation appears that is not listed here, and if a listed
 // one no longer happens. Each is explained in docs/why.md ("What no Rollout script can see").
-var knownLimits = map[string][]string{
+var knownLimits = map[string][]string{ // keyed by "<version>/<scenario>"
+	// The background run fails after the controller wrote the promotion. The controller itself ignores
+	// it (rollout/analysis.go reconcileBackgroundAnalysisRun returns nil once rolloututil.IsFullyPromoted)
+	// and the next Rollout write no longer mentions the run: no field of the Rollout shows the failure,
+	// and the barrier has let the sync finish on the Healthy Rollout.
+	"v1.8.5/canary-background-failed-after-promotion": {
+		"Stage Healthy, not Unhealthy, at frame 18 (+190s) while checkout-54d7c4976f-2 Failed",
+		"with the barrier, the Promotion Succeeded at frame 18 (+190s) although not every analysis passed",
+	},
 	// The background run fails after the controller wrote the promotion. The controller itself ignores
 	// it (rollout/analysis.go reconcileBackgroundAnalysisRun returns nil once rolloututil.IsFullyPromoted)
 	// and the next Rollout write no longer mentions the run: no field of the Rollout shows the failure.
-	"canary-background-failed-after-promotion": {
-		"verified at frame 16 (+180s) although not every analysis passed (checkout-849565ffcd-2 Failed)",
-		"Stage Healthy, not Unhealthy, at frame 16 (+180s) while checkout-849565ffcd-2 Failed",
-	},
+
 }
 
 // result is one Argo CD installation's view of a timeline, and what Kargo makes of it.
@@ -46,6 +51,8 @@ type result struct {
 	stage    []stageHealth
 	verified int      // frame at which Kargo verifies the Freight, -1 never
 	problems []string // where Kargo's verdict and the analysis verdict disagree
+	// promotion is the Kargo Promotion's outcome when the sync carries the PostSync barrier
+	promotion promotion
 }
 
 type evaluation struct {
@@ -76,6 +83,7 @@ func (e *evaluation) run(t *testing.T, cd *argoCD) result {
 		r.stage = append(r.stage, st.assess(i, app.Status))
 	}
 	r.verified = st.verified
+	r.promotion = syncOverFrames(t, e.tl, cd.healthOverride(t))
 	r.problems = e.problems(r)
 	return r
 }
@@ -105,6 +113,9 @@ func (e *evaluation) problems(r result) []string {
 		}
 		return true, fmt.Sprintf("Stage Healthy at %%s while %s", strings.Join(e.verdicts[i].Incon, ", "))
 	})...)
+	if p := r.promotion; p.Phase == "Succeeded" && !e.verdicts[p.Frame].AllPassed {
+		out = append(out, fmt.Sprintf("with the barrier, the Promotion Succeeded at frame %d (%s) although not every analysis passed", p.Frame, tl.offset(p.Frame)))
+	}
 	last := len(tl.Frames) - 1
 	if tl.Outcome == "promoted" && e.verdicts[last].AllPassed && r.verified < 0 {
 		out = append(out, "never verified although every analysis passed and the update was promoted")
@@ -141,66 +152,88 @@ func (e *evaluation) ranges(f func(i int) (bool, string)) []string {
 	return out
 }
 
-// TestKargo is the end-to-end proof (make e2e): every recorded timeline through Argo CD v2.14 with our
-// script and with the built-in one, then through Kargo's rules.
+// TestKargo is the end-to-end proof (make e2e): every timeline recorded with every Rollouts version
+// through Argo CD v2.14 with our script and with the built-in one, then through Kargo's rules, and the
+// sync with the barrier hook through gitops-engine.
 func TestKargo(t *testing.T) {
 	oursCD, builtinCD := installations(t)
-	timelines := loadTimelines(t)
-	if len(timelines) < 12 {
-		t.Fatalf("%d timelines, want at least 12 (record them: make e2e UPDATE=1)", len(timelines))
-	}
-	var evals []*evaluation
-	for _, tl := range timelines {
-		e := evaluate(t, tl, oursCD, builtinCD)
-		evals = append(evals, e)
-		t.Run(tl.Name, func(t *testing.T) {
-			want := knownLimits[tl.Name]
-			if !reflect.DeepEqual(e.ours.problems, want) {
-				t.Errorf("with our script, Kargo disagrees with the analysis verdict:\n  got:  %q\n  want: %q", e.ours.problems, want)
-			}
-			last := len(tl.Frames) - 1
-			wantFinal := map[string]health.HealthStatusCode{"promoted": health.HealthStatusHealthy, "aborted": health.HealthStatusDegraded}[tl.Outcome]
-			if got := e.ours.app[last].Status; got != wantFinal {
-				t.Errorf("final Application health with our script %s, want %s for a timeline that ends %s", got, wantFinal, tl.Outcome)
-			}
-			for i, st := range e.ours.app {
-				// our scripts never make the Application Unknown or Missing (Kargo would call that Unhealthy)
-				if st.Status == health.HealthStatusUnknown || st.Status == health.HealthStatusMissing {
-					t.Errorf("frame %d: Application %s with our script", i, st.Status)
+	var report strings.Builder
+	for _, version := range versions {
+		timelines := loadTimelines(t, version)
+		if len(timelines) < 30 {
+			t.Fatalf("%s: %d timelines, want at least 30 (record them: make e2e UPDATE=1)", version, len(timelines))
+		}
+		var evals []*evaluation
+		for _, tl := range timelines {
+			e := evaluate(t, tl, oursCD, builtinCD)
+			evals = append(evals, e)
+			t.Run(version+"/"+tl.Name, func(t *testing.T) {
+				want := knownLimits[version+"/"+tl.Name]
+				if !reflect.DeepEqual(e.ours.problems, want) {
+					t.Errorf("with our script, Kargo disagrees with the analysis verdict:\n  got:  %q\n  want: %q", e.ours.problems, want)
 				}
-			}
-		})
+				last := len(tl.Frames) - 1
+				wantFinal := map[string]health.HealthStatusCode{"promoted": health.HealthStatusHealthy, "rolled-back": health.HealthStatusHealthy,
+					"aborted": health.HealthStatusDegraded}[tl.Outcome]
+				if got := e.ours.app[last].Status; got != wantFinal {
+					t.Errorf("final Application health with our script %s, want %s for a timeline that ends %s", got, wantFinal, tl.Outcome)
+				}
+				for i, st := range e.ours.app {
+					// our scripts never make the Application Unknown or Missing (Kargo would call that Unhealthy)
+					if st.Status == health.HealthStatusUnknown || st.Status == health.HealthStatusMissing {
+						t.Errorf("frame %d: Application %s with our script", i, st.Status)
+					}
+				}
+				// with the barrier, an aborted update never lets the Promotion succeed
+				if tl.Outcome == "aborted" && e.ours.promotion.Phase == "Succeeded" {
+					t.Errorf("with the barrier and our script the Promotion %s for an aborted update", e.ours.promotion)
+				}
+			})
+		}
+		// the checks must be able to fail: the built-in script, which does not read the analysis, has to
+		// fail them somewhere, or they test nothing
+		builtinProblems := 0
+		for _, e := range evals {
+			builtinProblems += len(e.builtin.problems)
+		}
+		if builtinProblems == 0 {
+			t.Errorf("%s: the built-in script passes every check; the checks cannot tell a script that ignores analysis", version)
+		}
+		if report.Len() > 0 {
+			report.WriteString("\n")
+		}
+		report.WriteString(renderReport(version, evals))
 	}
-	// the checks must be able to fail: the built-in script, which does not read the analysis, has to fail
-	// them somewhere, or they test nothing
-	builtinProblems := 0
-	for _, e := range evals {
-		builtinProblems += len(e.builtin.problems)
-	}
-	if builtinProblems == 0 {
-		t.Error("the built-in script passes every check; the checks cannot tell a script that ignores analysis")
-	}
-	report := renderReport(evals)
-	t.Log("\n" + report)
 	t.Run("docs/why.md", func(t *testing.T) {
-		checkDoc(t, "../docs/why.md", report)
+		checkDoc(t, "../docs/why.md", report.String())
 	})
 }
 
 // TestAnalysisRunsAreNotManaged pins the premise: the Rollout's AnalysisRuns carry the Application's
 // tracking label (copied from the Rollout's selector) and are still not managed resources of the
-// Application, because gitops-engine drops every live object with an ownerReference.
+// Application, because gitops-engine drops every live object with an ownerReference. (An Experiment's
+// runs have neither the label nor the Rollout as owner, and are not managed either.)
 func TestAnalysisRunsAreNotManaged(t *testing.T) {
 	oursCD, _ := installations(t)
 	checked := 0
-	for _, tl := range loadTimelines(t) {
+	var all []*timeline
+	for _, v := range versions {
+		all = append(all, loadTimelines(t, v)...)
+	}
+	for _, tl := range all {
 		for i := range tl.Frames {
 			f := &tl.Frames[i]
 			if len(f.AnalysisRuns) == 0 {
 				continue
 			}
 			for _, ar := range f.runs() {
-				if ar.GetLabels()["app.kubernetes.io/instance"] != appName || len(ar.GetOwnerReferences()) == 0 {
+				refs := ar.GetOwnerReferences()
+				if len(refs) == 1 && refs[0].Kind == "Experiment" {
+					// an experiment's runs (experiments/experiment.go newAnalysisRun) carry no selector
+					// labels, only the owner
+					continue
+				}
+				if ar.GetLabels()["app.kubernetes.io/instance"] != appName || len(refs) == 0 {
 					t.Fatalf("%s frame %d: AnalysisRun %s lacks the tracking label or the ownerReference", tl.Name, i, ar.GetName())
 				}
 			}

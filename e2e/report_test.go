@@ -6,23 +6,29 @@ import (
 )
 
 // renderReport is the Markdown kept in docs/why.md between the generated-block markers.
-func renderReport(evals []*evaluation) string {
+func renderReport(version string, evals []*evaluation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Recorded from %s; Application health from Argo CD v2.14.21 `controller.AppStateManager.CompareAppState`; Stage health and verification by Kargo v1.11.2's rules (`e2e/kargo_test.go`). A frame is the Rollout (and its AnalysisRuns) after one reconcile of the controller that changed something; frame 0 is Argo CD applying the new revision, times are from then.\n\n", evals[0].tl.Controller)
-	b.WriteString("| Scenario | Analysis verdict | Built-in script: Stage first Healthy = Freight verified | Our script: Stage first Healthy = Freight verified | Built-in script disagrees with the analysis |\n")
-	b.WriteString("|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "## Argo Rollouts %s\n\n", version)
+	fmt.Fprintf(&b, "Recorded from %s; Application health from Argo CD v2.14.21 `controller.AppStateManager.CompareAppState`; Stage health and verification by Kargo v1.11.2's rules (`e2e/kargo_test.go`). A frame is the Rollout (with its AnalysisRuns and Experiments) after one tick of the controllers that changed something; frame 0 is Argo CD applying the new revision, times are from then. Promotion with barrier: the Kargo Promotion's outcome when the sync carries the PostSync barrier hook, replayed through gitops-engine's sync engine (`e2e/barrier_test.go`), against argocd-update's default 5-minute timeout.\n\n", evals[0].tl.Controller)
+	b.WriteString("| Scenario | Expected verdict (analysis controller) | Analysis verdict over time | Built-in script: Stage first Healthy = Freight verified | Our script: Stage first Healthy = Freight verified | Promotion with barrier, built-in | Promotion with barrier, ours | Built-in script disagrees with the analysis |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, e := range evals {
 		problems := "—"
 		if len(e.builtin.problems) > 0 {
 			problems = strings.Join(e.builtin.problems, "; ")
 		}
-		fmt.Fprintf(&b, "| `%s` (%s) | %s | %s | %s | %s |\n", e.tl.Name, e.tl.Strategy, e.analysisVerdict(), e.moment(e.builtin), e.moment(e.ours), problems)
+		verdict := e.tl.Verdict
+		if verdict == "" {
+			verdict = "none (no analysis)"
+		}
+		fmt.Fprintf(&b, "| `%s` (%s) | %s | %s | %s | %s | %s | %s | %s |\n", e.tl.Name, e.tl.Strategy, cell(verdict), e.analysisVerdict(), e.moment(e.builtin), e.moment(e.ours),
+			cell(e.builtin.promotion.String()), cell(e.ours.promotion.String()), cell(problems))
 	}
 	for _, e := range evals {
 		if len(e.builtin.problems) == 0 && len(e.ours.problems) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n### `%s`\n\n%s\n\n", e.tl.Name, e.tl.Summary)
+		fmt.Fprintf(&b, "\n### %s `%s`\n\n%s\n\n", version, e.tl.Name, e.tl.Summary)
 		if len(e.ours.problems) > 0 {
 			fmt.Fprintf(&b, "Our script too (a known limit, asserted as such): %s.\n\n", strings.Join(e.ours.problems, "; "))
 		}

@@ -20,6 +20,7 @@ type timeline struct {
 	Strategy        string  `json:"strategy"`
 	Summary         string  `json:"summary"`
 	Outcome         string  `json:"outcome"`
+	Verdict         string  `json:"verdict"`
 	Controller      string  `json:"controller"`
 	Revision        string  `json:"revision"`
 	PodTemplateHash string  `json:"podTemplateHash"`
@@ -33,14 +34,19 @@ type frame struct {
 	Events       []string         `json:"events"`
 	Rollout      map[string]any   `json:"rollout"`
 	AnalysisRuns []map[string]any `json:"analysisRuns"`
+	Experiments  []map[string]any `json:"experiments"`
 }
 
 const timelineDir = "testdata/timelines"
 
-// loadTimelines reads every recorded timeline, sorted with canary before blue-green as recorded.
-func loadTimelines(t testing.TB) []*timeline {
+// versions are the Argo Rollouts releases the recorder modules record with (e2e/recorder: v1.8.5,
+// e2e/recorder/v1.10: v1.10.2), one directory of timelines each.
+var versions = []string{"v1.8.5"}
+
+// loadTimelines reads every timeline recorded with a Rollouts version, canary before blue-green.
+func loadTimelines(t testing.TB, version string) []*timeline {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(timelineDir, "*.yaml"))
+	paths, err := filepath.Glob(filepath.Join(timelineDir, version, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +60,8 @@ func loadTimelines(t testing.TB) []*timeline {
 		if err := yaml.UnmarshalStrict(raw, &tl); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if tl.Name+".yaml" != filepath.Base(p) || len(tl.Frames) == 0 || tl.Revision == "" || tl.PodTemplateHash == "" {
+		if tl.Name+".yaml" != filepath.Base(p) || len(tl.Frames) == 0 || tl.Revision == "" || tl.PodTemplateHash == "" ||
+			!strings.Contains(tl.Controller, "argo-rollouts "+version+",") {
 			t.Fatalf("%s: not a complete timeline", p)
 		}
 		out = append(out, &tl)
@@ -105,7 +112,7 @@ func str(obj map[string]any, path ...string) string {
 // analysisRef identifies one analysis the revision has to pass: its rollout-type label and, for canary
 // step analyses, the step index.
 type analysisRef struct {
-	Kind string // Step, Background, PrePromotion, PostPromotion (the rollout-type label)
+	Kind string // Step, Background, PrePromotion, PostPromotion (the rollout-type label); Experiment
 	Step string
 }
 
@@ -113,16 +120,31 @@ func (a analysisRef) String() string {
 	if a.Kind == "Step" {
 		return "step " + a.Step + " analysis"
 	}
+	if a.Kind == "Experiment" {
+		return "step " + a.Step + " experiment"
+	}
 	return map[string]string{"Background": "background analysis", "PrePromotion": "pre-promotion analysis", "PostPromotion": "post-promotion analysis"}[a.Kind]
 }
 
-// expectedAnalyses are the analyses the Rollout spec asks of every revision (except the first).
-func expectedAnalyses(ro map[string]any) []analysisRef {
+// expectedAnalyses are the analyses the Rollout spec asks of every revision (except the first, and a
+// rollback to the stable revision, which the controller promotes without analysis). An experiment step
+// counts as one analysis: the Experiment's phase is the verdict of its analyses
+// (experiments/experiment.go assessAnalysisRuns).
+func (tl *timeline) expectedAnalyses() []analysisRef {
+	if tl.Outcome == "rolled-back" {
+		return nil
+	}
+	ro := tl.Frames[len(tl.Frames)-1].Rollout
 	var out []analysisRef
 	steps, _, _ := unstructured.NestedSlice(ro, "spec", "strategy", "canary", "steps")
 	for i, s := range steps {
 		if m, ok := s.(map[string]any); ok && m["analysis"] != nil {
 			out = append(out, analysisRef{Kind: "Step", Step: strconv.Itoa(i)})
+		}
+		if m, ok := s.(map[string]any); ok && m["experiment"] != nil {
+			if ex, _ := m["experiment"].(map[string]any); ex != nil && ex["analyses"] != nil {
+				out = append(out, analysisRef{Kind: "Experiment", Step: strconv.Itoa(i)})
+			}
 		}
 	}
 	if _, ok, _ := unstructured.NestedMap(ro, "spec", "strategy", "canary", "analysis"); ok {
@@ -154,6 +176,16 @@ func attempt(name string) int {
 // latestRun is the newest attempt of an analysis for the delivered revision, or nil if none was created.
 func (tl *timeline) latestRun(f *frame, a analysisRef) map[string]any {
 	var best map[string]any
+	if a.Kind == "Experiment" {
+		// rollout/experiment.go GetExperimentFromTemplate: <rollout>-<podHash>-<revision>-<stepIndex>
+		want := str(f.Rollout, "metadata", "name") + "-" + tl.PodTemplateHash + "-" + tl.Revision + "-" + a.Step
+		for _, ex := range f.Experiments {
+			if n := str(ex, "metadata", "name"); n == want || strings.HasPrefix(n, want+"-") {
+				best = ex
+			}
+		}
+		return best
+	}
 	for _, ar := range f.AnalysisRuns {
 		if str(ar, "metadata", "annotations", "rollout.argoproj.io/revision") != tl.Revision ||
 			str(ar, "metadata", "labels", "rollouts-pod-template-hash") != tl.PodTemplateHash ||
@@ -181,6 +213,7 @@ func released(ro map[string]any, run string) bool {
 		{"canary", "currentBackgroundAnalysisRunStatus", "name"},
 		{"blueGreen", "prePromotionAnalysisRunStatus", "name"},
 		{"blueGreen", "postPromotionAnalysisRunStatus", "name"},
+		{"canary", "currentExperiment"},
 	} {
 		if str(status, path...) == run {
 			return false
@@ -209,7 +242,7 @@ type verdicts struct {
 func (tl *timeline) verdicts(i int) verdicts {
 	f := &tl.Frames[i]
 	v := verdicts{AllPassed: true}
-	for _, a := range expectedAnalyses(tl.Frames[len(tl.Frames)-1].Rollout) {
+	for _, a := range tl.expectedAnalyses() {
 		ar := tl.latestRun(f, a)
 		if ar == nil {
 			v.AllPassed = false
@@ -221,6 +254,11 @@ func (tl *timeline) verdicts(i int) verdicts {
 		switch phase {
 		case "Successful":
 		case "Failed", "Error", "Inconclusive":
+			if phase == "Inconclusive" && tl.promotedAfter(name, i) {
+				// the user promoted past the inconclusive analysis (kubectl argo rollouts promote): the
+				// user's verdict replaces the analysis controller's
+				break
+			}
 			v.AllPassed = false
 			switch {
 			case tl.retriedAfter(name, i):
@@ -245,22 +283,43 @@ func (tl *timeline) verdicts(i int) verdicts {
 	return v
 }
 
+// promotedAfter reports whether a user promoted the Rollout after the run reached its verdict.
+func (tl *timeline) promotedAfter(run string, i int) bool {
+	decided := tl.decidedAt(run, i)
+	if decided < 0 {
+		return false
+	}
+	for j := decided + 1; j <= i; j++ {
+		for _, ev := range tl.Frames[j].Events {
+			if strings.HasPrefix(ev, "user runs kubectl argo rollouts promote") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// decidedAt is the first frame at or before i in which the run (or experiment) has a verdict.
+func (tl *timeline) decidedAt(run string, i int) int {
+	for j := 0; j <= i; j++ {
+		for _, ar := range append(append([]map[string]any{}, tl.Frames[j].AnalysisRuns...), tl.Frames[j].Experiments...) {
+			if str(ar, "metadata", "name") == run {
+				switch str(ar, "status", "phase") {
+				case "Failed", "Error", "Inconclusive":
+					return j
+				}
+			}
+		}
+	}
+	return -1
+}
+
 // retriedAfter reports whether, by frame i, a user retried the aborted update after the run reached its
 // verdict: status.abort went from true to unset between two frames at or after the verdict's frame
 // (the Argo CD retry action, or `kubectl argo rollouts retry`; the controller then creates a new run,
 // utils/analysis CreateWithCollisionCounter "<name>.1").
 func (tl *timeline) retriedAfter(run string, i int) bool {
-	decided := -1
-	for j := 0; j <= i && decided < 0; j++ {
-		for _, ar := range tl.Frames[j].AnalysisRuns {
-			if str(ar, "metadata", "name") == run {
-				switch str(ar, "status", "phase") {
-				case "Failed", "Error", "Inconclusive":
-					decided = j
-				}
-			}
-		}
-	}
+	decided := tl.decidedAt(run, i)
 	if decided < 0 {
 		return false
 	}

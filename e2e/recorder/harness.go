@@ -1,18 +1,29 @@
-// Package recorder drives Argo Rollouts v1.8.5's own rollout controller (github.com/argoproj/argo-rollouts
-// rollout.Controller) against fake Kubernetes and Rollouts clientsets and records the Rollout object, and
-// the AnalysisRuns it owns, after every reconcile. The timelines it writes (../testdata/timelines) are the
-// input of the Argo CD and Kargo evaluation in package e2e of the main module.
+// Package recorder runs Argo Rollouts' own rollout, analysis and experiment controllers (packages
+// rollout, analysis and experiments of github.com/argoproj/argo-rollouts, at the version of the module
+// that builds it) against a real Kubernetes API server, and records the Rollout, its AnalysisRuns and
+// its Experiments after every reconcile. The timelines it writes (../testdata/timelines/<version>) are
+// the input of the Argo CD and Kargo evaluation in package e2e of the main module.
 //
-// Only the rollout controller is real. What the rest of a cluster does between reconciles is emulated
-// here, each in the smallest way the rollout controller can observe:
-//   - the ReplicaSet controller and kubelet: a ReplicaSet's status follows its spec (pods ready);
-//   - the analysis controller: AnalysisRun status is written by the scenario (Running, then a verdict),
-//     and a run the rollout controller terminated (spec.terminate) ends Successful "Run Terminated", as
-//     analysis/analysis.go assessRunStatus does for a terminated run whose metrics are within limits;
-//   - the API server: creation timestamps, UIDs, resourceVersions with optimistic-concurrency conflicts,
-//     and the metadata.generation bump when Argo CD changes the spec;
-//   - Argo CD and users: applying a new revision, and the resume/retry actions of Argo CD's built-in
-//     Rollout actions (argo-cd resource_customizations/argoproj.io/Rollout/actions).
+// What is real: kube-apiserver v1.34.5 with etcd (validation against the Rollouts CRDs of the module
+// built against, status subresources, resourceVersions, generations, owner references), Kubernetes'
+// ReplicaSet controller (Pods and ReplicaSet status), and the three Rollouts controllers with real
+// clientsets and informers. The analysis is measured by the analysis controller through its `web` and
+// `prometheus` providers, against a server on 127.0.0.1 that the scenario scripts.
+//
+// What is simulated, and why:
+//   - the kubelet: there is none, so the API server program marks every Pod Running and Ready (unless
+//     the scenario holds the Pods of a ReplicaSet back); Pods are never scheduled;
+//   - the clock: every controller reads Rollouts' utils/time Now, which the recorder moves by 10 s per
+//     tick, so intervals, initialDelay, pauses, progress deadlines and scale-down delays play out in
+//     seconds of test time; the API server stamps creation times with the wall clock, so the recorded
+//     creationTimestamps are replaced by the fake time at which the recorder first saw the object;
+//   - scheduling: each controller's work queue hands out a key only when the recorder asks, and the
+//     recorder lets the cluster (ReplicaSet controller, Pod loop) settle and the informers catch up
+//     before every reconcile, so a timeline does not depend on goroutine timing;
+//   - SMI TrafficSplits and Istio objects live in fake clients (no such CRDs are installed);
+//   - users and Argo CD: applying a new revision and the resource actions (resume, retry, abort,
+//     promote-full, skip a step) are writes of the recorder's own clients, which may not write any
+//     AnalysisRun or Experiment (guardTransport).
 package recorder
 
 import (
@@ -23,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -31,34 +43,38 @@ import (
 
 	"github.com/argoproj/argo-rollouts/controller/metrics"
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	"github.com/argoproj/argo-rollouts/pkg/client/clientset/versioned/fake"
-	informers "github.com/argoproj/argo-rollouts/pkg/client/informers/externalversions"
+	rolloutinformers "github.com/argoproj/argo-rollouts/pkg/client/informers/externalversions/rollouts/v1alpha1"
 	"github.com/argoproj/argo-rollouts/rollout"
 	"github.com/argoproj/argo-rollouts/utils/annotations"
+	rolloutsconfig "github.com/argoproj/argo-rollouts/utils/config"
+	"github.com/argoproj/argo-rollouts/utils/defaults"
 	"github.com/argoproj/argo-rollouts/utils/ingress"
 	istioutil "github.com/argoproj/argo-rollouts/utils/istio"
+	"github.com/argoproj/argo-rollouts/utils/plugin"
 	"github.com/argoproj/argo-rollouts/utils/record"
 	timeutil "github.com/argoproj/argo-rollouts/utils/time"
+	"github.com/argoproj/argo-rollouts/utils/tolerantinformer"
 	smifake "github.com/servicemeshinterface/smi-sdk-go/pkg/gen/client/split/clientset/versioned/fake"
 	log "github.com/sirupsen/logrus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubeinformers "k8s.io/client-go/informers"
-	k8sfake "k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
 const (
-	// Namespace and Name of every recorded Rollout; App is the Argo CD Application (and its tracking label).
+	// Namespace and Name of every recorded Rollout (each scenario runs in a namespace of its own, recorded
+	// as Namespace); App is the Argo CD Application (and its tracking label).
 	Namespace = "shop"
 	Name      = "checkout"
 	App       = "checkout"
@@ -69,15 +85,66 @@ const (
 // epoch is the start of every scenario's clock, so recorded timestamps are stable across regenerations.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// World is one fake cluster with one real rollout controller.
+// Env is what scenarios share: one API server program and one metrics server.
+type Env struct {
+	Cluster *Cluster
+	Metrics *MetricsServer
+	n       int
+}
+
+// NewEnv starts both servers.
+func NewEnv() (*Env, error) {
+	quietLogs()
+	c, err := StartCluster()
+	if err != nil {
+		return nil, err
+	}
+	m, err := NewMetricsServer()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &Env{Cluster: c, Metrics: m}, nil
+}
+
+// Close stops both servers.
+func (e *Env) Close() {
+	e.Metrics.Close()
+	e.Cluster.Close()
+}
+
+// Options change how a World's controllers are set up.
+type Options struct {
+	// RolloutsConfig, if set, is the data of the argo-rollouts-config ConfigMap, created (or replaced) in
+	// the controllers' namespace (POD_NAMESPACE, default argo-rollouts) before they start; the recorder
+	// then loads it as the controller's main does (utils/config InitializeConfig, utils/plugin
+	// DownloadPlugins), so metricProviderPlugins are downloaded and served to the analysis controller.
+	RolloutsConfig map[string]string
+}
+
+// World is one namespace of the cluster with one set of real Rollouts controllers.
 type World struct {
-	kube    *k8sfake.Clientset
-	argo    *fake.Clientset
-	roInf   informers.SharedInformerFactory
-	kubeInf kubeinformers.SharedInformerFactory
-	queue   *stepQueue
-	cancel  context.CancelFunc
-	workers sync.WaitGroup
+	env  *Env
+	ns   string
+	ctrl *Clients // the controllers' clients
+	c    *Clients // the recorder's clients (guarded)
+
+	refusedMu sync.Mutex
+	refused   int
+
+	// the Rollouts informers are the controller main's: unstructured informers of a dynamic factory,
+	// wrapped by utils/tolerantinformer (cmd/rollouts-controller/main.go)
+	dynInf        dynamicinformer.DynamicSharedInformerFactory
+	clusterDynInf dynamicinformer.DynamicSharedInformerFactory
+	roInf         rolloutsInformers
+	kubeInf       kubeinformers.SharedInformerFactory
+	rq            *stepQueue
+	aq            *stepQueue
+	eq            *stepQueue
+	cancel        context.CancelFunc
+	workers       sync.WaitGroup
+	// stopResolver stops the workloadRef resolver's own informers.
+	stopResolver func()
 
 	mu  sync.Mutex
 	now time.Time
@@ -86,13 +153,24 @@ type World struct {
 	recording  bool
 	frames     []Frame
 	events     []string
-	// holdPods names (by pod-template hash) ReplicaSets whose not-yet-ready pods never become ready.
-	holdPods map[string]bool
-	// Errors the controller returned from a reconcile (it then asks to be requeued with a rate limit).
+	held       map[string]bool
 	syncErrors []string
 	logErrors  []string
-	// resourceVersion is the fake API server's write counter.
-	resourceVersion int
+	// firstSeen is the fake time at which the recorder first saw an object (by UID), recorded as its
+	// creationTimestamp; fakeUIDs replaces the server's random UIDs.
+	firstSeen map[types.UID]time.Time
+	// rsReady remembers ReplicaSets' ready counts, for the frame events.
+	rsReady map[string]string
+	// arPhase remembers AnalysisRuns' phases and measurement counts, for the frame events.
+	arState map[string]string
+}
+
+type rolloutsInformers struct {
+	rollouts                 rolloutinformers.RolloutInformer
+	experiments              rolloutinformers.ExperimentInformer
+	analysisRuns             rolloutinformers.AnalysisRunInformer
+	analysisTemplates        rolloutinformers.AnalysisTemplateInformer
+	clusterAnalysisTemplates rolloutinformers.ClusterAnalysisTemplateInformer
 }
 
 // Frame is the state after one reconcile that changed something (or the first state after Argo CD
@@ -102,38 +180,68 @@ type Frame struct {
 	Time      string   `json:"time"`
 	Reconcile int      `json:"reconcile"`
 	Events    []string `json:"events"`
-	// Rollout and AnalysisRuns are the objects as stored in the (fake) API server.
+	// Rollout, AnalysisRuns and Experiments are the objects as stored in the API server (normalised, see
+	// normalise).
 	Rollout      map[string]any   `json:"rollout"`
 	AnalysisRuns []map[string]any `json:"analysisRuns,omitempty"`
+	Experiments  []map[string]any `json:"experiments,omitempty"`
 }
 
-// NewWorld builds the controller as rollout/controller_test.go newController does, except that the
-// informer caches are refreshed from the clientsets before every reconcile (instead of being seeded once)
-// and the rollout work queue is stepped by the recorder.
-func NewWorld() (*World, error) {
-	w := &World{now: epoch, holdPods: map[string]bool{}}
-	// the controller logs through logrus' standard logger; keep its errors for the recording's verdict
-	log.SetLevel(log.ErrorLevel)
-	log.SetOutput(io.Discard)
+var logOnce sync.Once
+
+func quietLogs() {
+	logOnce.Do(func() {
+		log.SetLevel(log.ErrorLevel)
+		log.SetOutput(io.Discard)
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		_ = fs.Set("logtostderr", "false")
+		_ = fs.Set("stderrthreshold", "FATAL")
+		klog.SetOutput(io.Discard)
+	})
+}
+
+// NewWorld makes a namespace and starts the rollout, analysis and experiment controllers on it, as
+// controller/controller.go NewManager wires them, with the recorder's step queues.
+func (e *Env) NewWorld(opts Options) (*World, error) {
+	e.n++
+	w := &World{env: e, ns: fmt.Sprintf("s%02d", e.n), now: epoch, held: map[string]bool{},
+		firstSeen: map[types.UID]time.Time{}, rsReady: map[string]string{}, arState: map[string]string{}}
 	log.StandardLogger().ReplaceHooks(log.LevelHooks{})
 	log.AddHook(errorHook{w})
-	// client-go's runtime.HandleError (klog) repeats the same errors on stderr
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("logtostderr", "false")
-	_ = fs.Set("stderrthreshold", "FATAL")
-	klog.SetOutput(io.Discard)
 	timeutil.SetNowTimeFunc(w.clock)
+	e.Metrics.Reset()
+	if err := e.Metrics.Up(); err != nil {
+		return nil, err
+	}
 
-	w.kube = k8sfake.NewSimpleClientset()
-	w.argo = fake.NewSimpleClientset()
-	w.stampOnCreate(&w.kube.Fake)
-	w.stampOnCreate(&w.argo.Fake)
-	w.optimisticConcurrency(&w.kube.Fake, w.kube.Tracker())
-	w.optimisticConcurrency(&w.argo.Fake, w.argo.Tracker())
+	var err error
+	if w.ctrl, err = newClients(e.Cluster.Config); err != nil {
+		return nil, err
+	}
+	if w.c, err = newClients(guardedConfig(e.Cluster.Config, &w.refused, &w.refusedMu)); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	if _, err := w.c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	if opts.RolloutsConfig != nil {
+		if err := w.loadRolloutsConfig(opts.RolloutsConfig); err != nil {
+			return nil, err
+		}
+	}
 
-	w.roInf = informers.NewSharedInformerFactory(w.argo, 0)
-	w.kubeInf = kubeinformers.NewSharedInformerFactory(w.kube, 0)
+	w.dynInf = dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.ctrl.Dynamic, 0, w.ns, nil)
+	w.clusterDynInf = dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.ctrl.Dynamic, 0, metav1.NamespaceAll, nil)
+	w.roInf = rolloutsInformers{
+		rollouts:                 tolerantinformer.NewTolerantRolloutInformer(w.dynInf),
+		experiments:              tolerantinformer.NewTolerantExperimentInformer(w.dynInf),
+		analysisRuns:             tolerantinformer.NewTolerantAnalysisRunInformer(w.dynInf),
+		analysisTemplates:        tolerantinformer.NewTolerantAnalysisTemplateInformer(w.dynInf),
+		clusterAnalysisTemplates: tolerantinformer.NewTolerantClusterAnalysisTemplateInformer(w.clusterDynInf),
+	}
+	w.kubeInf = kubeinformers.NewSharedInformerFactoryWithOptions(w.ctrl.Kube, 0, kubeinformers.WithNamespace(w.ns))
 
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
@@ -141,146 +249,133 @@ func NewWorld() (*World, error) {
 	}
 	vsvcGVR := istioutil.GetIstioVirtualServiceGVR()
 	destGVR := istioutil.GetIstioDestinationRuleGVR()
-	tgbGVR := schema.GroupVersionResource{Group: "elbv2.k8s.aws", Version: "v1beta1", Resource: "targetgroupbindings"}
-	dynamicClient := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{
-		tgbGVR:  "TargetGroupBindingList",
+	istioClient := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{
 		vsvcGVR: vsvcGVR.Resource + "List",
 		destGVR: destGVR.Resource + "List",
 	})
-	dynInf := dynamicinformer.NewDynamicSharedInformerFactory(dynamicClient, 0)
-
-	ingressWrapper, err := ingress.NewIngressWrapper(ingress.IngressModeNetworking, w.kube, w.kubeInf)
+	istioInf := dynamicinformer.NewDynamicSharedInformerFactory(istioClient, 0)
+	ingressWrapper, err := ingress.NewIngressWrapper(ingress.IngressModeNetworking, w.ctrl.Kube, w.kubeInf)
 	if err != nil {
 		return nil, err
 	}
-	w.queue = newStepQueue()
-	ctrl := rollout.NewController(rollout.ControllerConfig{
-		Namespace:                       metav1.NamespaceAll,
-		KubeClientSet:                   w.kube,
-		ArgoProjClientset:               w.argo,
-		DynamicClientSet:                dynamicClient,
-		ExperimentInformer:              w.roInf.Argoproj().V1alpha1().Experiments(),
-		AnalysisRunInformer:             w.roInf.Argoproj().V1alpha1().AnalysisRuns(),
-		AnalysisTemplateInformer:        w.roInf.Argoproj().V1alpha1().AnalysisTemplates(),
-		ClusterAnalysisTemplateInformer: w.roInf.Argoproj().V1alpha1().ClusterAnalysisTemplates(),
+	disco, err := discovery.NewDiscoveryClientForConfig(e.Cluster.Config)
+	if err != nil {
+		return nil, err
+	}
+	metricsServer := metrics.NewMetricsServer(metrics.ServerConfig{
+		Addr:               "127.0.0.1:0",
+		K8SRequestProvider: &metrics.K8sRequestsCountProvider{},
+	})
+	recorder := record.NewFakeEventRecorder()
+	w.rq, w.aq, w.eq = newStepQueue(), newStepQueue(), newStepQueue()
+	rolloutsInformer := w.roInf.rollouts
+	refResolver := rollout.NewInformerBasedWorkloadRefResolver(w.ns, w.ctrl.Dynamic, disco, w.ctrl.Argo, rolloutsInformer.Informer())
+	rc := rollout.NewController(rolloutConfig(rollout.ControllerConfig{
+		Namespace:                       w.ns,
+		KubeClientSet:                   w.ctrl.Kube,
+		ArgoProjClientset:               w.ctrl.Argo,
+		DynamicClientSet:                w.ctrl.Dynamic,
+		ExperimentInformer:              w.roInf.experiments,
+		AnalysisRunInformer:             w.roInf.analysisRuns,
+		AnalysisTemplateInformer:        w.roInf.analysisTemplates,
+		ClusterAnalysisTemplateInformer: w.roInf.clusterAnalysisTemplates,
 		ReplicaSetInformer:              w.kubeInf.Apps().V1().ReplicaSets(),
 		ServicesInformer:                w.kubeInf.Core().V1().Services(),
 		IngressWrapper:                  ingressWrapper,
-		RolloutsInformer:                w.roInf.Argoproj().V1alpha1().Rollouts(),
+		RolloutsInformer:                rolloutsInformer,
 		SmiClientSet:                    smifake.NewSimpleClientset(),
-		IstioPrimaryDynamicClient:       dynamicClient,
-		IstioVirtualServiceInformer:     dynInf.ForResource(vsvcGVR).Informer(),
-		IstioDestinationRuleInformer:    dynInf.ForResource(destGVR).Informer(),
+		IstioPrimaryDynamicClient:       istioClient,
+		IstioVirtualServiceInformer:     istioInf.ForResource(vsvcGVR).Informer(),
+		IstioDestinationRuleInformer:    istioInf.ForResource(destGVR).Informer(),
 		ResyncPeriod:                    0,
-		RolloutWorkQueue:                w.queue,
+		RolloutWorkQueue:                w.rq,
 		ServiceWorkQueue:                newStepQueue(),
 		IngressWorkQueue:                newStepQueue(),
-		MetricsServer: metrics.NewMetricsServer(metrics.ServerConfig{
-			Addr:               "localhost:8090",
-			K8SRequestProvider: &metrics.K8sRequestsCountProvider{},
-		}),
-		Recorder:    record.NewFakeEventRecorder(),
-		RefResolver: noWorkloadRefs{},
-	})
-	ctx, cancel := context.WithCancel(context.Background())
+		MetricsServer:                   metricsServer,
+		Recorder:                        recorder,
+		RefResolver:                     refResolver,
+	}))
+	ac := newAnalysisController(w, metricsServer, recorder)
+	ec := newExperimentController(w, metricsServer, recorder)
+
+	runCtx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	// Controller.Run is the exported way into the controller's sync handler: its worker takes keys from
-	// the work queue we supplied, so each key we hand it is exactly one reconcile.
-	w.workers.Add(1)
-	go func() {
-		defer w.workers.Done()
-		_ = ctrl.Run(ctx, 1)
-	}()
+	w.dynInf.Start(runCtx.Done())
+	w.clusterDynInf.Start(runCtx.Done())
+	w.kubeInf.Start(runCtx.Done())
+	istioInf.Start(runCtx.Done())
+	for _, f := range []dynamicinformer.DynamicSharedInformerFactory{w.dynInf, w.clusterDynInf} {
+		for typ, ok := range f.WaitForCacheSync(runCtx.Done()) {
+			if !ok {
+				return nil, fmt.Errorf("informer %v did not sync", typ)
+			}
+		}
+	}
+	for typ, ok := range w.kubeInf.WaitForCacheSync(runCtx.Done()) {
+		if !ok {
+			return nil, fmt.Errorf("informer %v did not sync", typ)
+		}
+	}
+	istioInf.WaitForCacheSync(runCtx.Done())
+	w.stopResolver = refResolver.Stop
+	for _, run := range []func(context.Context, int) error{rc.Run, ac.Run, ec.Run} {
+		run := run
+		w.workers.Add(1)
+		go func() {
+			defer w.workers.Done()
+			_ = run(runCtx, 1)
+		}()
+	}
 	return w, nil
 }
 
-// Close stops the controller's workers.
+func (w *World) loadRolloutsConfig(data map[string]string) error {
+	ctx := context.Background()
+	ns := defaults.Namespace()
+	_, err := w.c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: defaults.DefaultRolloutsConfigMapName, Namespace: ns}, Data: data}
+	_ = w.c.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, cm.Name, metav1.DeleteOptions{})
+	if _, err := w.c.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if _, err := rolloutsconfig.InitializeConfig(w.ctrl.Kube, defaults.DefaultRolloutsConfigMapName); err != nil {
+		return fmt.Errorf("argo-rollouts-config: %w", err)
+	}
+	if err := plugin.DownloadPlugins(plugin.FileDownloaderImpl{}, w.ctrl.Kube); err != nil {
+		return fmt.Errorf("argo-rollouts-config plugins: %w", err)
+	}
+	return nil
+}
+
+// Close stops the controllers and tells the cluster to hold no Pods of this namespace.
 func (w *World) Close() {
-	// cancel first: the worker loop (wait.Until in Controller.Run) must see the context done when
-	// RunWorker returns on the closed queue, or it would start the worker again
 	w.cancel()
-	w.queue.ShutDown()
+	if w.stopResolver != nil {
+		w.stopResolver()
+	}
+	for _, q := range []*stepQueue{w.rq, w.aq, w.eq} {
+		q.ShutDown()
+	}
 	done := make(chan struct{})
 	go func() { w.workers.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
 	}
+	for h := range w.held {
+		_ = w.env.Cluster.command("release " + w.ns + "/" + h)
+	}
+	// the next World's controllers start from a running cluster
+	_ = w.env.Cluster.command("resume")
 }
 
 func (w *World) clock() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.now
-}
-
-// stampOnCreate does what the API server does on create: a creation timestamp and a UID (derived from the
-// name, so that regenerated timelines are identical).
-func (w *World) stampOnCreate(f *k8stesting.Fake) {
-	f.PrependReactor("create", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		obj, ok := action.(k8stesting.CreateAction).GetObject().(metav1.Object)
-		if ok {
-			if ts := obj.GetCreationTimestamp(); ts.IsZero() {
-				obj.SetCreationTimestamp(metav1.NewTime(w.clock()))
-			}
-			if obj.GetUID() == "" {
-				sum := sha256.Sum256([]byte(action.GetResource().Resource + "/" + obj.GetNamespace() + "/" + obj.GetName()))
-				obj.SetUID(types.UID(fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])))
-			}
-			if obj.GetGeneration() == 0 {
-				obj.SetGeneration(1)
-			}
-		}
-		return false, nil, nil
-	})
-}
-
-// optimisticConcurrency gives the fake API server resourceVersions: every write gets a new one, and an
-// update that carries a resourceVersion other than the stored one fails with a Conflict, as the real API
-// server does. client-go v0.29's fake object tracker does neither, and without it a controller that
-// patches an object and then updates its stale in-memory copy silently undoes its own patch (it does so
-// with the scale-down-deadline annotation of a ReplicaSet on a retried blue-green rollout), which a real
-// cluster would refuse.
-func (w *World) optimisticConcurrency(f *k8stesting.Fake, tracker k8stesting.ObjectTracker) {
-	next := func() string {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.resourceVersion++
-		return fmt.Sprint(w.resourceVersion)
-	}
-	f.PrependReactor("*", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		switch a := action.(type) {
-		case k8stesting.CreateActionImpl:
-			if obj, ok := a.GetObject().(metav1.Object); ok {
-				obj.SetResourceVersion(next())
-			}
-		case k8stesting.UpdateActionImpl:
-			obj, ok := a.GetObject().(metav1.Object)
-			if !ok {
-				return false, nil, nil
-			}
-			stored, err := tracker.Get(a.GetResource(), a.GetNamespace(), obj.GetName())
-			if err != nil {
-				return false, nil, nil // the default reactor reports NotFound
-			}
-			if rv := obj.GetResourceVersion(); rv != "" && rv != stored.(metav1.Object).GetResourceVersion() {
-				return true, nil, apierrors.NewConflict(a.GetResource().GroupResource(), obj.GetName(),
-					errors.New("the object has been modified; please apply your changes to the latest version and try again"))
-			}
-			obj.SetResourceVersion(next())
-		case k8stesting.PatchActionImpl:
-			handled, ret, err := k8stesting.ObjectReaction(tracker)(action)
-			if err != nil || !handled {
-				return handled, ret, err
-			}
-			ret.(metav1.Object).SetResourceVersion(next())
-			if err := tracker.Update(a.GetResource(), ret, a.GetNamespace()); err != nil {
-				return true, nil, err
-			}
-			return true, ret, nil
-		}
-		return false, nil, nil
-	})
 }
 
 type errorHook struct{ w *World }
@@ -292,75 +387,12 @@ func (errorHook) Levels() []log.Level {
 func (h errorHook) Fire(e *log.Entry) error {
 	h.w.mu.Lock()
 	defer h.w.mu.Unlock()
-	h.w.logErrors = append(h.w.logErrors, e.Message)
+	msg := e.Message
+	if err, ok := e.Data[log.ErrorKey].(error); ok {
+		msg += ": " + err.Error()
+	}
+	h.w.logErrors = append(h.w.logErrors, msg)
 	return nil
-}
-
-type noWorkloadRefs struct{}
-
-// Resolve is a no-op: the recorded Rollouts carry their pod template inline (no spec.workloadRef).
-func (noWorkloadRefs) Resolve(*v1alpha1.Rollout) error { return nil }
-
-// refreshCaches replaces the contents of every informer cache with what the clientsets hold, so the
-// controller's listers see exactly the state of the (fake) API server, as after its watches caught up.
-func (w *World) refreshCaches() error {
-	ctx := context.Background()
-	ros, err := w.argo.ArgoprojV1alpha1().Rollouts(Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	ars, err := w.argo.ArgoprojV1alpha1().AnalysisRuns(Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	ats, err := w.argo.ArgoprojV1alpha1().AnalysisTemplates(Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	rss, err := w.kube.AppsV1().ReplicaSets(Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	svcs, err := w.kube.CoreV1().Services(Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	replace := func(inf cache.SharedIndexInformer, items []any) error {
-		return inf.GetIndexer().Replace(items, "")
-	}
-	var items []any
-	for i := range ros.Items {
-		items = append(items, &ros.Items[i])
-	}
-	if err := replace(w.roInf.Argoproj().V1alpha1().Rollouts().Informer(), items); err != nil {
-		return err
-	}
-	items = nil
-	for i := range ars.Items {
-		items = append(items, &ars.Items[i])
-	}
-	if err := replace(w.roInf.Argoproj().V1alpha1().AnalysisRuns().Informer(), items); err != nil {
-		return err
-	}
-	items = nil
-	for i := range ats.Items {
-		items = append(items, &ats.Items[i])
-	}
-	if err := replace(w.roInf.Argoproj().V1alpha1().AnalysisTemplates().Informer(), items); err != nil {
-		return err
-	}
-	items = nil
-	for i := range rss.Items {
-		items = append(items, &rss.Items[i])
-	}
-	if err := replace(w.kubeInf.Apps().V1().ReplicaSets().Informer(), items); err != nil {
-		return err
-	}
-	items = nil
-	for i := range svcs.Items {
-		items = append(items, &svcs.Items[i])
-	}
-	return replace(w.kubeInf.Core().V1().Services().Informer(), items)
 }
 
 // Create stores objects as a user or Argo CD would apply them.
@@ -370,11 +402,33 @@ func (w *World) Create(objs ...runtime.Object) error {
 		var err error
 		switch o := o.(type) {
 		case *v1alpha1.Rollout:
-			_, err = w.argo.ArgoprojV1alpha1().Rollouts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			o.Namespace = w.ns
+			if o.Spec.WorkloadRef == nil {
+				_, err = w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).Create(ctx, o, metav1.CreateOptions{})
+				break
+			}
+			// the typed spec.template is a struct, always serialised, and the CRD requires containers in
+			// it when present: a workloadRef Rollout is applied without it, as its manifest would be
+			var u map[string]any
+			if u, err = runtime.DefaultUnstructuredConverter.ToUnstructured(o); err != nil {
+				break
+			}
+			unstructured.RemoveNestedField(u, "spec", "template")
+			unstructured.RemoveNestedField(u, "status")
+			u["apiVersion"], u["kind"] = v1alpha1.SchemeGroupVersion.String(), "Rollout"
+			_, err = w.c.Dynamic.Resource(v1alpha1.RolloutGVR).Namespace(w.ns).Create(ctx, &unstructured.Unstructured{Object: u}, metav1.CreateOptions{})
 		case *v1alpha1.AnalysisTemplate:
-			_, err = w.argo.ArgoprojV1alpha1().AnalysisTemplates(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			o.Namespace = w.ns
+			_, err = w.c.Argo.ArgoprojV1alpha1().AnalysisTemplates(w.ns).Create(ctx, o, metav1.CreateOptions{})
+		case *v1alpha1.AnalysisRun:
+			o.Namespace = w.ns
+			_, err = w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Create(ctx, o, metav1.CreateOptions{})
 		case *corev1.Service:
-			_, err = w.kube.CoreV1().Services(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+			o.Namespace = w.ns
+			_, err = w.c.Kube.CoreV1().Services(w.ns).Create(ctx, o, metav1.CreateOptions{})
+		case *appsv1.Deployment:
+			o.Namespace = w.ns
+			_, err = w.c.Kube.AppsV1().Deployments(w.ns).Create(ctx, o, metav1.CreateOptions{})
 		default:
 			err = fmt.Errorf("cannot create %T", o)
 		}
@@ -385,37 +439,50 @@ func (w *World) Create(objs ...runtime.Object) error {
 	return nil
 }
 
+// Clients the recorder acts with (guarded: no AnalysisRun or Experiment writes), and the namespace.
+func (w *World) Clients() *Clients { return w.c }
+func (w *World) Namespace() string { return w.ns }
+
+// Metrics is the scripted metrics server.
+func (w *World) Metrics() *MetricsServer { return w.env.Metrics }
+
 // Rollout is the Rollout as stored.
 func (w *World) Rollout() *v1alpha1.Rollout {
-	ro, err := w.argo.ArgoprojV1alpha1().Rollouts(Namespace).Get(context.Background(), Name, metav1.GetOptions{})
+	ro, err := w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).Get(context.Background(), Name, metav1.GetOptions{})
 	if err != nil {
-		panic(err)
+		panic(scriptError{err})
 	}
 	return ro
 }
 
-// AnalysisRuns are the runs in the namespace, sorted by creation then name.
+// AnalysisRuns are the runs in the namespace, sorted by name (creation times of the server have a
+// resolution of a second).
 func (w *World) AnalysisRuns() []v1alpha1.AnalysisRun {
-	list, err := w.argo.ArgoprojV1alpha1().AnalysisRuns(Namespace).List(context.Background(), metav1.ListOptions{})
+	list, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
-		panic(err)
+		panic(scriptError{err})
 	}
 	runs := list.Items
-	sort.Slice(runs, func(i, j int) bool {
-		ti, tj := runs[i].CreationTimestamp.Time, runs[j].CreationTimestamp.Time
-		if !ti.Equal(tj) {
-			return ti.Before(tj)
-		}
-		return runs[i].Name < runs[j].Name
-	})
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
 	return runs
 }
 
-// ReplicaSets owned by the Rollout, sorted by name.
-func (w *World) ReplicaSets() []appsv1.ReplicaSet {
-	list, err := w.kube.AppsV1().ReplicaSets(Namespace).List(context.Background(), metav1.ListOptions{})
+// Experiments in the namespace, sorted by name.
+func (w *World) Experiments() []v1alpha1.Experiment {
+	list, err := w.c.Argo.ArgoprojV1alpha1().Experiments(w.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
-		panic(err)
+		panic(scriptError{err})
+	}
+	exps := list.Items
+	sort.Slice(exps, func(i, j int) bool { return exps[i].Name < exps[j].Name })
+	return exps
+}
+
+// ReplicaSets in the namespace, sorted by name.
+func (w *World) ReplicaSets() []appsv1.ReplicaSet {
+	list, err := w.c.Kube.AppsV1().ReplicaSets(w.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		panic(scriptError{err})
 	}
 	rss := list.Items
 	sort.Slice(rss, func(i, j int) bool { return rss[i].Name < rss[j].Name })
@@ -427,26 +494,28 @@ func (w *World) Event(format string, args ...any) {
 	w.events = append(w.events, fmt.Sprintf(format, args...))
 }
 
-// UpdateSpec applies a change to the Rollout spec as `kubectl apply` by Argo CD would: the API server
-// bumps metadata.generation, the status is untouched.
+// UpdateSpec applies a change to the Rollout spec as Argo CD's apply would; the API server bumps
+// metadata.generation.
 func (w *World) UpdateSpec(event string, mutate func(*v1alpha1.Rollout)) error {
-	ro := w.Rollout()
-	before := ro.Spec.DeepCopy()
-	mutate(ro)
-	if !reflect.DeepEqual(*before, ro.Spec) {
-		ro.Generation++
+	for attempt := 0; ; attempt++ {
+		ro := w.Rollout()
+		mutate(ro)
+		_, err := w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).Update(context.Background(), ro, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		w.Event("%s", event)
+		return nil
 	}
-	if _, err := w.argo.ArgoprojV1alpha1().Rollouts(Namespace).Update(context.Background(), ro, metav1.UpdateOptions{}); err != nil {
-		return err
-	}
-	w.Event("%s", event)
-	return nil
 }
 
 // PatchStatus applies a JSON merge patch to the Rollout's status subresource (an Argo CD resource action
 // or a kubectl argo rollouts command).
 func (w *World) PatchStatus(event, patch string) error {
-	_, err := w.argo.ArgoprojV1alpha1().Rollouts(Namespace).Patch(context.Background(), Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+	_, err := w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).Patch(context.Background(), Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
 	if err != nil {
 		return err
 	}
@@ -454,83 +523,213 @@ func (w *World) PatchStatus(event, patch string) error {
 	return nil
 }
 
-// SetAnalysisRunStatus writes an AnalysisRun's status as the analysis controller would.
-func (w *World) SetAnalysisRunStatus(name string, status v1alpha1.AnalysisRunStatus, event string) error {
-	ctx := context.Background()
-	ar, err := w.argo.ArgoprojV1alpha1().AnalysisRuns(Namespace).Get(ctx, name, metav1.GetOptions{})
+// Patch applies a JSON merge patch to the Rollout itself.
+func (w *World) Patch(event, patch string) error {
+	_, err := w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).Patch(context.Background(), Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
-		return err
-	}
-	ar.Status = status
-	if _, err := w.argo.ArgoprojV1alpha1().AnalysisRuns(Namespace).UpdateStatus(ctx, ar, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
 	w.Event("%s", event)
 	return nil
 }
 
-// HoldPods stops (or lets again) the not-yet-ready pods of the ReplicaSet with the given pod-template hash
-// from becoming ready; pods already ready stay ready.
-func (w *World) HoldPods(podHash string, hold bool) {
-	w.holdPods[podHash] = hold
+// HoldPods stops (or lets again) the not-yet-ready Pods with the given pod-template hash, or running the
+// given image, from becoming Ready; Pods already Ready stay Ready.
+func (w *World) HoldPods(podHash string, hold bool) error {
+	cmd := "release"
+	if hold {
+		cmd = "hold"
+		w.held[podHash] = true
+	} else {
+		delete(w.held, podHash)
+	}
+	return w.env.Cluster.command(cmd + " " + w.ns + "/" + podHash)
 }
 
-// emulate is what the rest of the cluster does between two reconciles.
-func (w *World) emulate() error {
+// settle lets the cluster act until it is quiescent (every ReplicaSet's status describes its Pods, and
+// every Pod that is not held is Ready), pauses it, and waits until the controllers' informers hold
+// exactly what the API server holds.
+func (w *World) settle() error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if err := w.env.Cluster.command("resume"); err != nil {
+			return err
+		}
+		if err := w.waitQuiescent(deadline); err != nil {
+			return err
+		}
+		if err := w.env.Cluster.command("pause"); err != nil {
+			return err
+		}
+		// a write sent just before the pause may still have landed
+		ok, _, err := w.quiescent()
+		if err != nil {
+			return err
+		}
+		if ok {
+			break
+		}
+	}
+	return w.waitCaches(deadline)
+}
+
+func (w *World) waitQuiescent(deadline time.Time) error {
+	for {
+		ok, why, err := w.quiescent()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the cluster did not settle: %s", why)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (w *World) quiescent() (bool, string, error) {
 	ctx := context.Background()
-	// ReplicaSet controller + kubelet: every pod of every ReplicaSet becomes ready and available.
-	for _, rs := range w.ReplicaSets() {
+	rss, err := w.c.Kube.AppsV1().ReplicaSets(w.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, "", err
+	}
+	pods, err := w.c.Kube.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, "", err
+	}
+	owned := map[types.UID][]*corev1.Pod{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil {
+			return false, "pod " + p.Name + " terminating", nil
+		}
+		if !podReady(p) && !w.podHeld(p) {
+			return false, "pod " + p.Name + " not ready", nil
+		}
+		if ref := metav1.GetControllerOf(p); ref != nil {
+			owned[ref.UID] = append(owned[ref.UID], p)
+		}
+	}
+	for _, rs := range rss.Items {
 		want := int32(0)
 		if rs.Spec.Replicas != nil {
 			want = *rs.Spec.Replicas
 		}
-		ready := want
-		if w.holdPods[rs.Labels[v1alpha1.DefaultRolloutUniqueLabelKey]] && rs.Status.ReadyReplicas < want {
-			// pods that are ready stay ready; new ones never become ready
-			ready = rs.Status.ReadyReplicas
+		ps := owned[rs.UID]
+		ready := int32(0)
+		for _, p := range ps {
+			if podReady(p) {
+				ready++
+			}
 		}
 		st := rs.Status
-		if st.Replicas == want && st.ReadyReplicas == ready && st.AvailableReplicas == ready && st.ObservedGeneration == rs.Generation {
-			continue
-		}
-		rs := rs.DeepCopy()
-		rs.Status.Replicas = want
-		rs.Status.FullyLabeledReplicas = want
-		rs.Status.ReadyReplicas = ready
-		rs.Status.AvailableReplicas = ready
-		rs.Status.ObservedGeneration = rs.Generation
-		if _, err := w.kube.AppsV1().ReplicaSets(Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{}); err != nil {
-			return err
-		}
-		if w.recording && (st.Replicas != want || st.ReadyReplicas != ready) {
-			w.Event("ReplicaSet %s: %d/%d pods ready", rs.Name, ready, want)
+		if int32(len(ps)) != want || st.Replicas != want || st.ReadyReplicas != ready || st.AvailableReplicas != ready ||
+			st.ObservedGeneration != rs.Generation {
+			return false, fmt.Sprintf("replicaset %s: %d pods, status %d/%d ready, want %d", rs.Name, len(ps), st.ReadyReplicas, st.Replicas, want), nil
 		}
 	}
-	// Analysis controller: a run the rollout controller terminated ends once its in-flight measurements
-	// are cancelled; with every metric within limits it is Successful "Run Terminated".
-	for _, ar := range w.AnalysisRuns() {
-		if ar.Spec.Terminate && !ar.Status.Phase.Completed() {
-			st := ar.Status.DeepCopy()
-			st.Phase = v1alpha1.AnalysisPhaseSuccessful
-			st.Message = "Run Terminated"
-			completed := metav1.NewTime(w.clock())
-			st.CompletedAt = &completed
-			for i := range st.MetricResults {
-				if !st.MetricResults[i].Phase.Completed() {
-					st.MetricResults[i].Phase = v1alpha1.AnalysisPhaseSuccessful
-					st.MetricResults[i].Message = "Metric Terminated"
-				}
-			}
-			if err := w.SetAnalysisRunStatus(ar.Name, *st, fmt.Sprintf("AnalysisRun %s terminated by the rollout controller: Successful (Run Terminated)", ar.Name)); err != nil {
+	return true, "", nil
+}
+
+// podHeld mirrors the API server program's rule: held by pod-template hash or by image.
+func (w *World) podHeld(p *corev1.Pod) bool {
+	if w.held[p.Labels[v1alpha1.DefaultRolloutUniqueLabelKey]] {
+		return true
+	}
+	return len(p.Spec.Containers) > 0 && w.held[p.Spec.Containers[0].Image]
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitCaches waits until every informer the controllers read holds the server's objects at the server's
+// resourceVersions.
+func (w *World) waitCaches(deadline time.Time) error {
+	ctx := context.Background()
+	type source struct {
+		name string
+		inf  cache.SharedIndexInformer
+		list func() ([]metav1.Object, error)
+	}
+	v1 := w.roInf
+	sources := []source{
+		{"rollouts", v1.rollouts.Informer(), func() ([]metav1.Object, error) {
+			l, err := w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).List(ctx, metav1.ListOptions{})
+			return objects(l, err)
+		}},
+		{"analysisruns", v1.analysisRuns.Informer(), func() ([]metav1.Object, error) {
+			l, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).List(ctx, metav1.ListOptions{})
+			return objects(l, err)
+		}},
+		{"analysistemplates", v1.analysisTemplates.Informer(), func() ([]metav1.Object, error) {
+			l, err := w.c.Argo.ArgoprojV1alpha1().AnalysisTemplates(w.ns).List(ctx, metav1.ListOptions{})
+			return objects(l, err)
+		}},
+		{"experiments", v1.experiments.Informer(), func() ([]metav1.Object, error) {
+			l, err := w.c.Argo.ArgoprojV1alpha1().Experiments(w.ns).List(ctx, metav1.ListOptions{})
+			return objects(l, err)
+		}},
+		{"replicasets", w.kubeInf.Apps().V1().ReplicaSets().Informer(), func() ([]metav1.Object, error) {
+			l, err := w.c.Kube.AppsV1().ReplicaSets(w.ns).List(ctx, metav1.ListOptions{})
+			return objects(l, err)
+		}},
+		{"services", w.kubeInf.Core().V1().Services().Informer(), func() ([]metav1.Object, error) {
+			l, err := w.c.Kube.CoreV1().Services(w.ns).List(ctx, metav1.ListOptions{})
+			return objects(l, err)
+		}},
+	}
+	for _, s := range sources {
+		for {
+			items, err := s.list()
+			if err != nil {
 				return err
 			}
+			want := map[string]string{}
+			for _, o := range items {
+				want[o.GetName()] = o.GetResourceVersion()
+			}
+			got := map[string]string{}
+			for _, o := range s.inf.GetStore().List() {
+				if m, ok := o.(metav1.Object); ok {
+					got[m.GetName()] = m.GetResourceVersion()
+				}
+			}
+			if reflect.DeepEqual(want, got) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the %s informer did not catch up: has %v, server %v", s.name, got, want)
+			}
+			time.Sleep(2 * time.Millisecond)
 		}
 	}
 	return nil
 }
 
-// Tick advances the clock, lets the world move, runs one reconcile and records the result if anything
-// changed. The action runs after the clock moved and before the emulated cluster.
+// objects lists the items of a typed list.
+func objects(list runtime.Object, err error) ([]metav1.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	items := reflect.ValueOf(list).Elem().FieldByName("Items")
+	var out []metav1.Object
+	for i := 0; i < items.Len(); i++ {
+		out = append(out, items.Index(i).Addr().Interface().(metav1.Object))
+	}
+	return out, nil
+}
+
+// Tick advances the clock, runs the action, and then one reconcile of each controller in turn on a
+// settled cluster: every AnalysisRun (analysis controller), every Experiment (experiment controller),
+// the Rollout (rollout controller). It records a frame if anything changed.
 func (w *World) Tick(action func() error) error {
 	w.mu.Lock()
 	w.now = w.now.Add(tick)
@@ -540,14 +739,35 @@ func (w *World) Tick(action func() error) error {
 			return err
 		}
 	}
-	if err := w.emulate(); err != nil {
+	if err := w.settle(); err != nil {
 		return err
 	}
-	if err := w.refreshCaches(); err != nil {
-		return err
-	}
+	w.noteReplicaSets()
 	w.reconciles++
-	if err := w.queue.reconcile(Namespace + "/" + Name); err != nil {
+	for _, ar := range w.AnalysisRuns() {
+		if err := w.aq.reconcile(w.ns + "/" + ar.Name); err != nil {
+			return err
+		}
+	}
+	if err := w.settle(); err != nil {
+		return err
+	}
+	w.noteAnalysisRuns()
+	exps := w.Experiments()
+	for _, ex := range exps {
+		if err := w.eq.reconcile(w.ns + "/" + ex.Name); err != nil {
+			return err
+		}
+	}
+	if len(exps) > 0 {
+		if err := w.settle(); err != nil {
+			return err
+		}
+	}
+	if err := w.rq.reconcile(w.ns + "/" + Name); err != nil {
+		return err
+	}
+	if err := w.settle(); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -559,16 +779,68 @@ func (w *World) Tick(action func() error) error {
 			other = append(other, e)
 		}
 	}
+	if len(conflicts) > 0 {
+		// syncHandler logs this too when newRolloutContext failed on the conflict
+		var rest []string
+		for _, e := range other {
+			if e != "newRolloutContext returned nil" {
+				rest = append(rest, e)
+			}
+		}
+		other = rest
+	}
 	w.logErrors = nil
 	w.mu.Unlock()
 	if len(other) > 0 {
 		w.syncErrors = append(w.syncErrors, fmt.Sprintf("reconcile %d: %s", w.reconciles, strings.Join(other, "; ")))
 	}
 	if len(conflicts) > 0 && w.recording {
-		// a normal outcome against a real API server too: the controller retries the key
-		w.Event("rollout controller reconcile failed on a write conflict (%s)", conflicts[0])
+		w.Event("a controller's write failed on a conflict (%s)", conflicts[0])
 	}
 	return w.record()
+}
+
+// noteReplicaSets turns changes of ReplicaSets' ready Pods into frame events.
+func (w *World) noteReplicaSets() {
+	for _, rs := range w.ReplicaSets() {
+		want := int32(0)
+		if rs.Spec.Replicas != nil {
+			want = *rs.Spec.Replicas
+		}
+		s := fmt.Sprintf("%d/%d", rs.Status.ReadyReplicas, want)
+		if w.rsReady[rs.Name] != s && w.recording {
+			w.Event("ReplicaSet %s: %s pods ready", rs.Name, s)
+		}
+		w.rsReady[rs.Name] = s
+	}
+}
+
+// noteAnalysisRuns turns what the analysis controller did into frame events.
+func (w *World) noteAnalysisRuns() {
+	for _, ar := range w.AnalysisRuns() {
+		var ms []string
+		results := append([]v1alpha1.MetricResult(nil), ar.Status.MetricResults...)
+		sort.SliceStable(results, func(i, j int) bool { return results[i].Name < results[j].Name })
+		for _, mr := range results {
+			last := ""
+			if n := len(mr.Measurements); n > 0 {
+				m := mr.Measurements[n-1]
+				last = fmt.Sprintf(", last %s %s", m.Phase, strings.ReplaceAll(m.Value+m.Message, w.env.Metrics.Addr(), Host))
+			}
+			ms = append(ms, fmt.Sprintf("%s %s: %d measured, %d errors%s", mr.Name, mr.Phase, mr.Count, mr.Error, last))
+		}
+		s := fmt.Sprintf("AnalysisRun %s %s", ar.Name, ar.Status.Phase)
+		if ar.Status.Message != "" {
+			s += fmt.Sprintf(" (%s)", strings.ReplaceAll(ar.Status.Message, w.env.Metrics.Addr(), Host))
+		}
+		if len(ms) > 0 {
+			s += "; " + strings.Join(ms, "; ")
+		}
+		if w.arState[ar.Name] != s && w.recording && ar.Status.Phase != "" {
+			w.Event("analysis controller: %s", s)
+		}
+		w.arState[ar.Name] = s
+	}
 }
 
 // StartRecording records the current state as frame 0 (Argo CD's view right after it applied the new
@@ -580,25 +852,46 @@ func (w *World) StartRecording() error {
 }
 
 func (w *World) record() error {
+	// first sightings are noted whether recording or not, so creation times are the same either way
+	ro := w.Rollout()
+	ars := w.AnalysisRuns()
+	exps := w.Experiments()
+	now := w.clock()
+	for _, o := range []metav1.Object{ro} {
+		w.see(o, now)
+	}
+	for i := range ars {
+		w.see(&ars[i], now)
+	}
+	for i := range exps {
+		w.see(&exps[i], now)
+	}
 	if !w.recording {
 		w.events = nil
 		return nil
 	}
-	ro, err := toMap(w.Rollout(), "Rollout")
+	rom, err := w.normalise(ro, "Rollout")
 	if err != nil {
 		return err
 	}
-	var ars []map[string]any
-	for _, ar := range w.AnalysisRuns() {
-		m, err := toMap(&ar, "AnalysisRun")
+	var arms, exms []map[string]any
+	for i := range ars {
+		m, err := w.normalise(&ars[i], "AnalysisRun")
 		if err != nil {
 			return err
 		}
-		ars = append(ars, m)
+		arms = append(arms, m)
+	}
+	for i := range exps {
+		m, err := w.normalise(&exps[i], "Experiment")
+		if err != nil {
+			return err
+		}
+		exms = append(exms, m)
 	}
 	if n := len(w.frames); n > 0 && len(w.events) == 0 {
 		last := w.frames[n-1]
-		if reflect.DeepEqual(last.Rollout, ro) && reflect.DeepEqual(last.AnalysisRuns, ars) {
+		if reflect.DeepEqual(last.Rollout, rom) && reflect.DeepEqual(last.AnalysisRuns, arms) && reflect.DeepEqual(last.Experiments, exms) {
 			// a reconcile that wrote nothing leaves Argo CD with the same objects: nothing to record
 			return nil
 		}
@@ -609,52 +902,98 @@ func (w *World) record() error {
 	}
 	w.frames = append(w.frames, Frame{
 		Frame:        len(w.frames),
-		Time:         w.clock().UTC().Format(time.RFC3339),
+		Time:         now.UTC().Format(time.RFC3339),
 		Reconcile:    w.reconciles,
 		Events:       events,
-		Rollout:      ro,
-		AnalysisRuns: ars,
+		Rollout:      rom,
+		AnalysisRuns: arms,
+		Experiments:  exms,
 	})
 	w.events = nil
 	return nil
 }
 
-// Frames recorded so far.
-func (w *World) Frames() []Frame { return w.frames }
+func (w *World) see(o metav1.Object, now time.Time) {
+	if _, ok := w.firstSeen[o.GetUID()]; !ok {
+		w.firstSeen[o.GetUID()] = now
+	}
+}
 
-// SyncErrors the controller returned.
-func (w *World) SyncErrors() []string { return w.syncErrors }
+// fakeUID is a UID derived from kind and name, so regenerated timelines are identical.
+func fakeUID(kind, name string) string {
+	sum := sha256.Sum256([]byte(kind + "/" + name))
+	return fmt.Sprintf("%x-%x-%x-%x-%x", sum[0:4], sum[4:6], sum[6:8], sum[8:10], sum[10:16])
+}
 
-// toMap turns a typed object into the JSON-shaped map Argo CD would read from the API server (with
-// apiVersion and kind, which typed clients leave empty).
-func toMap(obj runtime.Object, kind string) (map[string]any, error) {
+// normalise turns a typed object into the JSON-shaped map Argo CD would read from the API server (with
+// apiVersion and kind), minus what depends on the run rather than on the controllers: resourceVersion,
+// managedFields, the wall-clock creationTimestamp (replaced by the fake time of first sighting), the
+// random UIDs (derived from kind and name), the scenario's namespace (recorded as Namespace) and the
+// metrics server's port (recorded as Host).
+func (w *World) normalise(obj metav1.Object, kind string) (map[string]any, error) {
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
+	raw = []byte(strings.ReplaceAll(string(raw), w.env.Metrics.Addr(), Host))
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
 	m["apiVersion"] = v1alpha1.SchemeGroupVersion.String()
 	m["kind"] = kind
-	if md, ok := m["metadata"].(map[string]any); ok {
-		// resourceVersion changes with every write, whatever was written; Argo CD's health ignores it
-		delete(md, "resourceVersion")
-		delete(md, "managedFields")
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		return nil, errors.New("no metadata")
+	}
+	delete(md, "resourceVersion")
+	delete(md, "managedFields")
+	md["namespace"] = Namespace
+	md["uid"] = fakeUID(kind, obj.GetName())
+	if t, ok := w.firstSeen[obj.GetUID()]; ok {
+		md["creationTimestamp"] = t.UTC().Format(time.RFC3339)
+	}
+	if st, ok := m["status"].(map[string]any); ok && kind == "AnalysisRun" {
+		// the analysis controller measures a run's metrics in parallel goroutines and, on a run's first
+		// measurements, appends their results in the order they finish: sorted by name here
+		if mrs, ok := st["metricResults"].([]any); ok {
+			sort.SliceStable(mrs, func(i, j int) bool {
+				return fmt.Sprint(mrs[i].(map[string]any)["name"]) < fmt.Sprint(mrs[j].(map[string]any)["name"])
+			})
+		}
+	}
+	if refs, ok := md["ownerReferences"].([]any); ok {
+		for _, r := range refs {
+			if ref, ok := r.(map[string]any); ok {
+				ref["uid"] = fakeUID(fmt.Sprint(ref["kind"]), fmt.Sprint(ref["name"]))
+			}
+		}
 	}
 	return m, nil
+}
+
+// Frames recorded so far.
+func (w *World) Frames() []Frame { return w.frames }
+
+// SyncErrors the controllers logged.
+func (w *World) SyncErrors() []string { return w.syncErrors }
+
+// RefusedWrites is how many AnalysisRun/Experiment writes the guard refused to the recorder.
+func (w *World) RefusedWrites() int {
+	w.refusedMu.Lock()
+	defer w.refusedMu.Unlock()
+	return w.refused
 }
 
 // RevisionOf reads the rollout.argoproj.io/revision annotation.
 func RevisionOf(ro *v1alpha1.Rollout) string { return ro.Annotations[annotations.RevisionAnnotation] }
 
-// HasPrefixAR reports whether a run with that name (or a collision-counter successor) exists.
-func (w *World) HasPrefixAR(base string) bool {
-	for _, ar := range w.AnalysisRuns() {
-		if ar.Name == base || strings.HasPrefix(ar.Name, base+".") {
-			return true
-		}
+// RolloutsVersion is the version of github.com/argoproj/argo-rollouts in this build, from the module
+// directory (test binaries carry no dependency list in their build info).
+func RolloutsVersion() string {
+	dir := filepath.Base(RolloutsModuleDir())
+	if i := strings.LastIndex(dir, "@"); i >= 0 {
+		return dir[i+1:]
 	}
-	return false
+	return "unknown"
 }

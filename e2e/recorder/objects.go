@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -30,7 +30,6 @@ func baseRollout() *v1alpha1.Rollout {
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Rollout"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: Name, Namespace: Namespace,
-			UID:    types.UID("6f1c2b9e-0d4a-4c55-9a51-3c1f6d0a7e21"),
 			Labels: map[string]string{"app.kubernetes.io/instance": App},
 		},
 		Spec: v1alpha1.RolloutSpec{
@@ -48,7 +47,7 @@ func baseRollout() *v1alpha1.Rollout {
 	}
 }
 
-func analysis(templates ...string) *v1alpha1.RolloutAnalysis {
+func analysisOf(templates ...string) *v1alpha1.RolloutAnalysis {
 	a := &v1alpha1.RolloutAnalysis{}
 	for _, t := range templates {
 		a.Templates = append(a.Templates, v1alpha1.AnalysisTemplateRef{TemplateName: t})
@@ -64,7 +63,7 @@ func CanaryRollout(background string, steps ...v1alpha1.CanaryStep) *v1alpha1.Ro
 	unavailable := intstr.FromInt32(0)
 	ro.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{MaxSurge: &surge, MaxUnavailable: &unavailable, Steps: steps}
 	if background != "" {
-		ro.Spec.Strategy.Canary.Analysis = &v1alpha1.RolloutAnalysisBackground{RolloutAnalysis: *analysis(background)}
+		ro.Spec.Strategy.Canary.Analysis = &v1alpha1.RolloutAnalysisBackground{RolloutAnalysis: *analysisOf(background)}
 	}
 	return ro
 }
@@ -88,10 +87,10 @@ func BlueGreenRollout(pre, post string) *v1alpha1.Rollout {
 		PreviewService: Name + "-preview",
 	}
 	if pre != "" {
-		ro.Spec.Strategy.BlueGreen.PrePromotionAnalysis = analysis(pre)
+		ro.Spec.Strategy.BlueGreen.PrePromotionAnalysis = analysisOf(pre)
 	}
 	if post != "" {
-		ro.Spec.Strategy.BlueGreen.PostPromotionAnalysis = analysis(post)
+		ro.Spec.Strategy.BlueGreen.PostPromotionAnalysis = analysisOf(post)
 	}
 	return ro
 }
@@ -131,41 +130,118 @@ func Pause(seconds int) v1alpha1.CanaryStep {
 }
 
 func AnalysisStep(template string) v1alpha1.CanaryStep {
-	return v1alpha1.CanaryStep{Analysis: analysis(template)}
+	return v1alpha1.CanaryStep{Analysis: analysisOf(template)}
 }
 
-// Templates: success-rate is a bounded Prometheus check (three measurements) used for step and
-// blue-green analysis; error-rate has no count, so as background analysis it runs until the rollout
-// controller terminates it.
-func Templates() []*v1alpha1.AnalysisTemplate {
-	prom := func(q string) v1alpha1.MetricProvider {
-		return v1alpha1.MetricProvider{Prometheus: &v1alpha1.PrometheusMetric{
-			Address: "http://prometheus.monitoring:9090",
-			Query:   q,
-		}}
+// Templates every scenario creates. Each metric is measured by the analysis controller through a real
+// provider against the scripted metrics server (metrics.go); the thresholds are the same everywhere:
+// success at >= 0.95, failure below 0.8, inconclusive in between (a success-rate metric).
+//   - success-rate: web, every 30 s, three measurements, one failure tolerated;
+//   - error-rate: web, every 30 s, no count (as background analysis it runs until the rollout
+//     controller terminates it), one failure tolerated; success at <= 0.01, failure above 0.05;
+//   - error-rate-fast: error-rate every 10 s, no failure tolerated;
+//   - success-rate-delayed: success-rate after an initialDelay of 30 s;
+//   - success-rate-fragile: success-rate, errors retried every 10 s, consecutiveErrorLimit 2;
+//   - success-rate-slow: success-rate with a 1 s provider timeout;
+//   - success-rate-long: success-rate with five measurements every 10 s;
+//   - latency: prometheus (instant query latency_p99 against Prometheus' HTTP API), every 20 s, two
+//     measurements, success at <= 0.3 s;
+//   - smoke: web, one measurement (the experiment's analysis);
+//   - with-dry-run: success-rate plus canary-errors (error-rate's thresholds), which scenarios mark dryRun.
+func Templates(m *MetricsServer) []*v1alpha1.AnalysisTemplate {
+	web := func(metric string) v1alpha1.MetricProvider {
+		return v1alpha1.MetricProvider{Web: &v1alpha1.WebMetric{URL: m.URL(metric), JSONPath: "{$.value}"}}
 	}
-	three := intstr.FromInt32(3)
-	one := intstr.FromInt32(1)
-	return []*v1alpha1.AnalysisTemplate{{
-		ObjectMeta: metav1.ObjectMeta{Name: "success-rate", Namespace: Namespace},
-		Spec: v1alpha1.AnalysisTemplateSpec{Metrics: []v1alpha1.Metric{{
-			Name:             "success-rate",
-			Interval:         "1m",
-			Count:            &three,
-			FailureLimit:     &one,
-			SuccessCondition: "result[0] >= 0.95",
-			Provider:         prom(`sum(rate(http_requests_total{app="checkout",code!~"5.."}[1m])) / sum(rate(http_requests_total{app="checkout"}[1m]))`),
-		}}},
-	}, {
-		ObjectMeta: metav1.ObjectMeta{Name: "error-rate", Namespace: Namespace},
-		Spec: v1alpha1.AnalysisTemplateSpec{Metrics: []v1alpha1.Metric{{
-			Name:             "error-rate",
-			Interval:         "1m",
-			FailureLimit:     &one,
-			SuccessCondition: "result[0] <= 0.01",
-			Provider:         prom(`sum(rate(http_requests_total{app="checkout",code=~"5.."}[1m])) / sum(rate(http_requests_total{app="checkout"}[1m]))`),
-		}}},
+	successRate := func(name, endpoint string) v1alpha1.Metric {
+		return v1alpha1.Metric{
+			Name:             name,
+			Interval:         "30s",
+			Count:            ptr(intstr.FromInt32(3)),
+			FailureLimit:     ptr(intstr.FromInt32(1)),
+			SuccessCondition: "result >= 0.95",
+			FailureCondition: "result < 0.8",
+			Provider:         web(endpoint),
+		}
+	}
+	errorRate := func(name, endpoint string) v1alpha1.Metric {
+		return v1alpha1.Metric{
+			Name:             name,
+			Interval:         "30s",
+			FailureLimit:     ptr(intstr.FromInt32(1)),
+			SuccessCondition: "result <= 0.01",
+			FailureCondition: "result > 0.05",
+			Provider:         web(endpoint),
+		}
+	}
+	tmpl := func(name string, metrics ...v1alpha1.Metric) *v1alpha1.AnalysisTemplate {
+		return &v1alpha1.AnalysisTemplate{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace},
+			Spec:       v1alpha1.AnalysisTemplateSpec{Metrics: metrics},
+		}
+	}
+	delayed := successRate("success-rate", "success-rate")
+	delayed.InitialDelay = "30s"
+	fragile := successRate("success-rate", "success-rate")
+	fragile.ConsecutiveErrorLimit = ptr(intstr.FromInt32(2))
+	slow := successRate("success-rate", "success-rate")
+	slow.Provider.Web.TimeoutSeconds = 1
+	long := successRate("success-rate", "success-rate")
+	long.Interval, long.Count = "10s", ptr(intstr.FromInt32(5))
+	canaryErrors := errorRate("canary-errors", "canary-errors")
+	canaryErrors.Count = ptr(intstr.FromInt32(3))
+	fast := errorRate("error-rate", "error-rate")
+	fast.Interval, fast.FailureLimit = "10s", nil
+	smoke := successRate("smoke", "smoke")
+	smoke.Count, smoke.FailureLimit = ptr(intstr.FromInt32(1)), nil
+	latency := v1alpha1.Metric{
+		Name:             "latency",
+		Interval:         "20s",
+		Count:            ptr(intstr.FromInt32(2)),
+		SuccessCondition: "result[0] <= 0.3",
+		FailureCondition: "result[0] > 0.5",
+		Provider: v1alpha1.MetricProvider{Prometheus: &v1alpha1.PrometheusMetric{
+			Address: m.PrometheusAddress(),
+			Query:   "latency_p99",
+		}},
+	}
+	return []*v1alpha1.AnalysisTemplate{
+		tmpl("success-rate", successRate("success-rate", "success-rate")),
+		tmpl("error-rate", errorRate("error-rate", "error-rate")),
+		tmpl("error-rate-fast", fast),
+		tmpl("success-rate-delayed", delayed),
+		tmpl("success-rate-fragile", fragile),
+		tmpl("success-rate-slow", slow),
+		tmpl("success-rate-long", long),
+		tmpl("latency", latency),
+		tmpl("smoke", smoke),
+		tmpl("with-dry-run", successRate("success-rate", "success-rate"), canaryErrors),
+	}
+}
+
+// ExperimentStep runs the Rollout's new pod template as one canary pod for the experiment, with the
+// analysis template as a requiredForCompletion analysis (no duration: the experiment ends with it).
+func ExperimentStep(template string) v1alpha1.CanaryStep {
+	return v1alpha1.CanaryStep{Experiment: &v1alpha1.RolloutExperimentStep{
+		Templates: []v1alpha1.RolloutExperimentTemplate{{Name: "canary", SpecRef: v1alpha1.CanarySpecRef, Replicas: ptr(int32(1))}},
+		Analyses:  []v1alpha1.RolloutExperimentStepAnalysisTemplateRef{{Name: template, TemplateName: template, RequiredForCompletion: true}},
 	}}
+}
+
+// WorkloadRefRollout moves the Rollout's pod template into a Deployment (scaled to zero; there is no
+// Deployment controller anyway) that the Rollout references with spec.workloadRef.
+func WorkloadRefRollout(ro *v1alpha1.Rollout) (*v1alpha1.Rollout, *appsv1.Deployment) {
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: Name, Namespace: Namespace, Labels: map[string]string{"app.kubernetes.io/instance": App}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr(int32(0)),
+			Selector: ro.Spec.Selector.DeepCopy(),
+			Template: *ro.Spec.Template.DeepCopy(),
+		},
+	}
+	ro.Spec.Template = corev1.PodTemplateSpec{}
+	ro.Spec.Selector = nil
+	ro.Spec.WorkloadRef = &v1alpha1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: Name}
+	return ro, dep
 }
 
 func ptr[T any](v T) *T { return &v }

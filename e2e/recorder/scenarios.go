@@ -2,8 +2,12 @@ package recorder
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"github.com/argoproj/argo-rollouts/utils/annotations"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Outcome is how a scenario ends for the revision being delivered.
@@ -16,13 +20,23 @@ const (
 	OutcomeAborted Outcome = "aborted"
 )
 
+// OutcomeRolledBack: the delivered revision was the stable one again (a rollback), which the controller
+// promotes without analysis.
+const OutcomeRolledBack Outcome = "rolled-back"
+
 // Scenario is one recorded timeline.
 type Scenario struct {
 	Name     string
 	Strategy string
 	Summary  string
 	Outcome  Outcome
-	Play     func(s *S)
+	// Verdict is the analysis verdict the scenario expects: the phase each analysis of the delivered
+	// revision ends in, as "<which> <phase>" in the order of the runs' names (which: step N, background,
+	// pre, post, experiment <analysis>; a re-run gets the name's collision counter, e.g. step 1.1).
+	// Record fails if the analysis controller's runs end otherwise.
+	Verdict string
+	Options Options
+	Play    func(s *S)
 }
 
 const (
@@ -30,339 +44,534 @@ const (
 	background = v1alpha1.RolloutTypeBackgroundRunLabel
 	pre        = v1alpha1.RolloutTypePrePromotionLabel
 	post       = v1alpha1.RolloutTypePostPromotionLabel
+)
 
-	running      = v1alpha1.AnalysisPhaseRunning
-	successful   = v1alpha1.AnalysisPhaseSuccessful
-	failed       = v1alpha1.AnalysisPhaseFailed
-	errored      = v1alpha1.AnalysisPhaseError
-	inconclusive = v1alpha1.AnalysisPhaseInconclusive
-
-	providerError = `Post "http://prometheus.monitoring:9090/api/v1/query": dial tcp 10.96.12.7:9090: connect: connection refused`
+// Scripted measurements (thresholds in objects.go Templates).
+var (
+	good  = OK(0.99)  // success-rate passes
+	bad   = OK(0.5)   // success-rate fails
+	meh   = OK(0.9)   // success-rate neither passes nor fails: Inconclusive
+	low   = OK(0.002) // error-rate passes
+	high  = OK(0.2)   // error-rate fails
+	fuzzy = OK(0.03)  // error-rate Inconclusive
+	e500  = HTTPError(500)
 )
 
 // stepAnalysisCanary: one canary pod, a step analysis (step index 1), half the pods, a 30 s pause.
-func stepAnalysisCanary() *v1alpha1.Rollout {
-	return CanaryRollout("", SetWeight(25), AnalysisStep("success-rate"), SetWeight(50), Pause(30))
+func stepAnalysisCanary(template string) *v1alpha1.Rollout {
+	return CanaryRollout("", SetWeight(25), AnalysisStep(template), SetWeight(50), Pause(30))
+}
+
+func isAnalysisRun(s *S, name string, cond func(*v1alpha1.AnalysisRun) bool) func(*v1alpha1.Rollout) bool {
+	return func(*v1alpha1.Rollout) bool {
+		for _, ar := range s.w.AnalysisRuns() {
+			if ar.Name == name {
+				return cond(&ar)
+			}
+		}
+		return false
+	}
+}
+
+func phase(p v1alpha1.AnalysisPhase) func(*v1alpha1.AnalysisRun) bool {
+	return func(ar *v1alpha1.AnalysisRun) bool { return ar.Status.Phase == p }
+}
+
+func errorsMeasured(n int32) func(*v1alpha1.AnalysisRun) bool {
+	return func(ar *v1alpha1.AnalysisRun) bool {
+		return len(ar.Status.MetricResults) > 0 && ar.Status.MetricResults[0].Error >= n
+	}
 }
 
 // Scenarios are every recorded timeline, canary first.
 var Scenarios = []Scenario{
 	{
-		Name: "canary-step-successful", Strategy: "canary", Outcome: OutcomePromoted,
+		Name: "canary-step-successful", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
 		Summary: "Step analysis measures three times and passes; the remaining steps run and the canary is promoted.",
 		Play: func(s *S) {
-			s.Deploy(stepAnalysisCanary())
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate"))
 			s.Release()
-			r := s.Run(step, 1, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, running, Measured{Successful: 2})
-			s.Tick(nil)
-			s.Analyse(r, successful, Measured{Successful: 3})
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-step-failed", Strategy: "canary", Outcome: OutcomeAborted,
-		Summary: "Step analysis exceeds its failure limit; the controller aborts the update.",
+		Name: "canary-step-failed", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "step 1 Failed",
+		Summary: "Step analysis exceeds its failure limit (two failed measurements, one tolerated); the controller aborts the update.",
 		Play: func(s *S) {
-			s.Deploy(stepAnalysisCanary())
+			s.Answers("success-rate", good, bad, bad)
+			s.Deploy(stepAnalysisCanary("success-rate"))
 			s.Release()
-			r := s.Run(step, 1, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, running, Measured{Successful: 1, Failed: 1})
-			s.Tick(nil)
-			s.Analyse(r, failed, Measured{Successful: 1, Failed: 2})
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-step-error", Strategy: "canary", Outcome: OutcomeAborted,
-		Summary: "Step analysis cannot reach Prometheus and ends in Error; the controller aborts the update.",
+		Name: "canary-step-error", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "step 1 Error",
+		Summary: "The metrics endpoint answers 500 after one good measurement; five consecutive errors exceed the default consecutiveErrorLimit (4), the run ends in Error and the controller aborts the update.",
 		Play: func(s *S) {
-			s.Deploy(stepAnalysisCanary())
+			s.Answers("success-rate", good, e500)
+			s.Deploy(stepAnalysisCanary("success-rate"))
 			s.Release()
-			r := s.Run(step, 1, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, running, Measured{Successful: 1, Errors: 2, ErrorMessage: providerError})
-			s.Tick(nil)
-			s.Analyse(r, errored, Measured{Successful: 1, Errors: 5, ErrorMessage: providerError})
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-step-inconclusive-resumed", Strategy: "canary", Outcome: OutcomePromoted,
+		Name: "canary-step-inconclusive-resumed", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Inconclusive; step 1.1 Successful",
 		Summary: "Step analysis is inconclusive and the rollout pauses; a user resumes it, a second run passes, the canary is promoted.",
 		Play: func(s *S) {
-			s.Deploy(stepAnalysisCanary())
+			s.Answers("success-rate", good, meh, good)
+			s.Deploy(stepAnalysisCanary("success-rate"))
 			s.Release()
-			r := s.Run(step, 1, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, inconclusive, Measured{Successful: 1, Inconclusive: 1})
-			s.Until("paused on the inconclusive run", 5, PausedInconclusive)
+			s.Until("paused on the inconclusive run", 20, PausedInconclusive)
 			s.Ticks(3)
 			s.Tick(s.Resume)
-			r = s.Run(step, 1, 1)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, successful, Measured{Successful: 3})
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-background-promoted-while-running", Strategy: "canary", Outcome: OutcomePromoted,
+		Name: "canary-step-inconclusive-promoted", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Inconclusive",
+		Summary: "Step analysis is inconclusive and the rollout pauses; a user promotes it (kubectl argo rollouts promote) past the analysis step, and the canary is promoted without another run.",
+		Play: func(s *S) {
+			s.Answers("success-rate", meh)
+			s.Deploy(stepAnalysisCanary("success-rate"))
+			s.Release()
+			s.Until("paused on the inconclusive run", 20, PausedInconclusive)
+			s.Ticks(2)
+			s.Tick(s.SkipStep)
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-step-connection-refused", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "step 1 Error",
+		Summary: "The metrics server refuses connections; with consecutiveErrorLimit 2 the third consecutive error ends the run in Error and the controller aborts the update.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate-fragile"))
+			s.MetricsDown()
+			s.Release()
+			s.Until("aborted", 30, Aborted)
+			s.MetricsUp()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-step-errors-recover", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Summary: "The metrics server refuses connections twice (consecutiveErrorLimit 2 is not exceeded), then answers; the run passes and the canary is promoted.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate-fragile"))
+			s.MetricsDown()
+			s.Release()
+			r := s.Run(step, 1, 0)
+			s.Until("two errors measured", 20, isAnalysisRun(s, r, errorsMeasured(2)))
+			s.MetricsUp()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-step-slow-provider", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Summary: "The metrics endpoint answers later than the metric's 1 s timeout twice (two errors, under the default consecutiveErrorLimit), then in time; the run passes.",
+		Play: func(s *S) {
+			s.Answers("success-rate", Slow(1500*time.Millisecond), Slow(1500*time.Millisecond), good)
+			s.Deploy(stepAnalysisCanary("success-rate-slow"))
+			s.Release()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-step-initial-delay", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Summary: "Step analysis with an initialDelay of 30 s: nothing is measured for 30 s, then three good measurements; the canary is promoted.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate-delayed"))
+			s.Release()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-step-dry-run-failing", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Summary: "The step analysis has a dry-run metric (canary-errors) that fails while success-rate passes: the run is Successful, the failure shows only in the run's dryRunSummary.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Answers("canary-errors", high)
+			ro := stepAnalysisCanary("with-dry-run")
+			ro.Spec.Strategy.Canary.Steps[1].Analysis.DryRun = []v1alpha1.DryRun{{MetricName: "canary-errors"}}
+			s.Deploy(ro)
+			s.Release()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-step-measurement-retention", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Summary: "Step analysis measures five times with measurementRetention limit 2: the run keeps only the last two measurements while its counters reach five; it passes.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			ro := stepAnalysisCanary("success-rate-long")
+			ro.Spec.Strategy.Canary.Steps[1].Analysis.MeasurementRetention = []v1alpha1.MeasurementRetention{{MetricName: "success-rate", Limit: 2}}
+			s.Deploy(ro)
+			s.Release()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-step-prometheus-successful", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Summary: "Step analysis through the prometheus provider (an instant query against Prometheus' HTTP API): two good latency samples; the canary is promoted.",
+		Play: func(s *S) {
+			s.Answers("latency_p99", OK(0.12), OK(0.21))
+			s.Deploy(stepAnalysisCanary("latency"))
+			s.Release()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-step-prometheus-failed", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "step 1 Failed",
+		Summary: "Step analysis through the prometheus provider: the second latency sample is too high (failureLimit 0); the controller aborts the update.",
+		Play: func(s *S) {
+			s.Answers("latency_p99", OK(0.12), OK(0.8))
+			s.Deploy(stepAnalysisCanary("latency"))
+			s.Release()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-step-promote-full", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Summary: "While the step analysis is running, a user promotes fully (kubectl argo rollouts promote --full): the controller promotes the canary and terminates the run, which ends Successful \"Run Terminated\".",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate"))
+			s.Release()
+			r := s.Run(step, 1, 0)
+			s.Until("run measured once", 10, isAnalysisRun(s, r, func(ar *v1alpha1.AnalysisRun) bool {
+				return len(ar.Status.MetricResults) > 0 && ar.Status.MetricResults[0].Count >= 1
+			}))
+			s.Tick(s.PromoteFull)
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-step-skipped", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Summary: "While the step analysis is running, a user skips the step (kubectl argo rollouts promote --skip-current-step): the run is terminated (Successful \"Run Terminated\") and the remaining steps run.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate"))
+			s.Release()
+			r := s.Run(step, 1, 0)
+			s.Until("run measured once", 10, isAnalysisRun(s, r, func(ar *v1alpha1.AnalysisRun) bool {
+				return len(ar.Status.MetricResults) > 0 && ar.Status.MetricResults[0].Count >= 1
+			}))
+			s.Tick(s.SkipCurrentStep)
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-abort-then-retry", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful; step 1.1 Successful",
+		Summary: "While the step analysis is running, a user aborts (the run is terminated); later the user retries, a new run passes, the canary is promoted.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate"))
+			s.Release()
+			r := s.Run(step, 1, 0)
+			s.Until("run measured once", 10, isAnalysisRun(s, r, func(ar *v1alpha1.AnalysisRun) bool {
+				return len(ar.Status.MetricResults) > 0 && ar.Status.MetricResults[0].Count >= 1
+			}))
+			s.Tick(s.Abort)
+			s.Until("aborted", 5, Aborted)
+			s.Ticks(4)
+			s.Tick(s.Retry)
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-retry-after-abort", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Failed; step 1.1 Successful",
+		Summary: "Step analysis fails and the controller aborts; a user retries, the second step run passes, the canary is promoted.",
+		Play: func(s *S) {
+			s.Answers("success-rate", bad)
+			s.Deploy(stepAnalysisCanary("success-rate"))
+			s.Release()
+			s.Until("aborted", 20, Aborted)
+			s.Answers("success-rate", good)
+			s.Ticks(4)
+			s.Tick(s.Retry)
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-rollback-during-analysis", Strategy: "canary", Outcome: OutcomeRolledBack, Verdict: "",
+		Summary: "While the step analysis of the new revision is running, Argo CD syncs the previous image back: the controller returns to the stable ReplicaSet at once, without analysis, and terminates the run.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate"))
+			s.Release()
+			r := s.Run(step, 1, 0)
+			s.Until("run measured once", 10, isAnalysisRun(s, r, func(ar *v1alpha1.AnalysisRun) bool {
+				return len(ar.Status.MetricResults) > 0 && ar.Status.MetricResults[0].Count >= 1
+			}))
+			s.Tick(func() {
+				s.must(s.w.UpdateSpec("Argo CD syncs the previous Freight back: image "+ImageV1, func(ro *v1alpha1.Rollout) {
+					ro.Spec.Template.Spec.Containers[0].Image = ImageV1
+				}))
+			})
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-progress-deadline-abort", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "background Successful",
+		Summary: "The new pods never become ready; with progressDeadlineSeconds 30 and progressDeadlineAbort the controller aborts the update once the deadline passes, and terminates the background analysis, which had passed every measurement.",
+		Play: func(s *S) {
+			s.Answers("error-rate", low)
+			ro := CanaryRollout("error-rate", SetWeight(25), Pause(30), SetWeight(50))
+			ro.Spec.ProgressDeadlineSeconds = ptr(int32(30))
+			ro.Spec.ProgressDeadlineAbort = true
+			s.Deploy(ro)
+			s.must(s.w.HoldPods(ImageV2, true))
+			s.Release()
+			s.Until("aborted", 30, Aborted)
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-background-promoted-while-running", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "background Successful",
 		Summary: "Background analysis runs through every step; the last step sends all traffic to the canary, and the promotion is written while the background run is still Running, which is terminated one reconcile later.",
 		Play: func(s *S) {
+			s.Answers("error-rate", low)
 			s.Deploy(CanaryRollout("error-rate", SetWeight(50), Pause(30), SetWeight(100)))
 			s.Release()
-			b := s.Run(background, 0, 0)
-			s.Analyse(b, running, Measured{Successful: 1})
-			s.Ticks(3)
-			s.Analyse(b, running, Measured{Successful: 2})
-			s.Until("promoted", 30, Promoted)
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-traffic-routed-background-promoted-while-running", Strategy: "canary", Outcome: OutcomePromoted,
+		Name: "canary-traffic-routed-background-promoted-while-running", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "background Successful",
 		Summary: "As canary-background-promoted-while-running, with SMI traffic routing and the last step at 50 %: the promotion is written while the background run is still Running.",
 		Play: func(s *S) {
+			s.Answers("error-rate", low)
 			s.Deploy(TrafficRouted(CanaryRollout("error-rate", SetWeight(25), Pause(30), SetWeight(50), Pause(30))))
 			s.Release()
-			b := s.Run(background, 0, 0)
-			s.Analyse(b, running, Measured{Successful: 1})
-			s.Ticks(3)
-			s.Analyse(b, running, Measured{Successful: 2})
-			s.Until("promoted", 40, Promoted)
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-background-failed-during-pause", Strategy: "canary", Outcome: OutcomeAborted,
+		Name: "canary-background-starting-step", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "background Successful",
+		Summary: "Background analysis with startingStep 2: no run exists during the first two steps; it starts at the second setWeight and passes until the promotion terminates it.",
+		Play: func(s *S) {
+			s.Answers("error-rate", low)
+			ro := CanaryRollout("error-rate", SetWeight(25), Pause(20), SetWeight(50), Pause(40))
+			ro.Spec.Strategy.Canary.Analysis.StartingStep = ptr(int32(2))
+			s.Deploy(ro)
+			s.Release()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-background-failed-during-pause", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "background Failed",
 		Summary: "Background analysis fails while the rollout waits on an indefinite pause step; the controller aborts.",
 		Play: func(s *S) {
+			s.Answers("error-rate", low)
 			s.Deploy(CanaryRollout("error-rate", SetWeight(25), Pause(0), SetWeight(50)))
 			s.Release()
-			b := s.Run(background, 0, 0)
-			s.Analyse(b, running, Measured{Successful: 1})
 			s.Until("paused on the pause step", 20, func(ro *v1alpha1.Rollout) bool { return len(ro.Status.PauseConditions) > 0 })
 			s.Ticks(2)
-			s.Analyse(b, running, Measured{Successful: 2, Failed: 1})
-			s.Tick(nil)
-			s.Analyse(b, failed, Measured{Successful: 2, Failed: 2})
+			s.Answers("error-rate", high)
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-background-failed-after-last-step", Strategy: "canary", Outcome: OutcomeAborted,
+		Name: "canary-background-failed-after-last-step", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "background Failed",
 		Summary: "All steps are done but the last canary pods never become ready, so the controller cannot promote; the background analysis fails meanwhile and the controller aborts.",
 		Play: func(s *S) {
+			s.Answers("error-rate", low)
 			s.Deploy(CanaryRollout("error-rate", SetWeight(25), Pause(30), SetWeight(50)))
 			s.Release()
-			b := s.Run(background, 0, 0)
-			s.Analyse(b, running, Measured{Successful: 1})
+			s.must(s.w.HoldPods(ImageV2, true))
+			s.w.Event("kubelet: the new ReplicaSet's further pods do not become ready")
 			s.Until("every step done", 30, func(ro *v1alpha1.Rollout) bool {
 				return ro.Status.CurrentStepIndex != nil && int(*ro.Status.CurrentStepIndex) == len(ro.Spec.Strategy.Canary.Steps)
 			})
-			s.w.HoldPods(s.w.Rollout().Status.CurrentPodHash, true)
-			s.w.Event("kubelet: the new ReplicaSet's further pods do not become ready")
-			s.Ticks(3)
-			s.Analyse(b, failed, Measured{Successful: 2, Failed: 2})
-			s.Tick(nil)
-			s.w.HoldPods(s.w.Rollout().Status.CurrentPodHash, false)
+			s.Answers("error-rate", high)
+			s.Until("aborted", 30, Aborted)
+			s.must(s.w.HoldPods(ImageV2, false))
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-background-failed-after-promotion", Strategy: "canary", Outcome: OutcomePromoted,
-		Summary: "As canary-background-promoted-while-running, but the background run's next measurement fails before the controller's next reconcile: the run ends Failed after the promotion, and the controller ignores it because the rollout is fully promoted.",
+		Name: "canary-background-failed-after-promotion", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "background Failed",
+		Summary: "Background analysis measuring every 10 s with no failure tolerated: its measurement right after the promotion fails, before the controller's next reconcile terminates the run; the controller ignores it because the rollout is fully promoted.",
 		Play: func(s *S) {
-			s.Deploy(CanaryRollout("error-rate", SetWeight(50), Pause(30), SetWeight(100)))
+			s.Answers("error-rate", low)
+			s.Deploy(CanaryRollout("error-rate-fast", SetWeight(50), Pause(30), SetWeight(100)))
 			s.Release()
-			b := s.Run(background, 0, 0)
-			s.Analyse(b, running, Measured{Successful: 1})
-			s.Ticks(3)
-			s.Analyse(b, running, Measured{Successful: 2, Failed: 1})
-			s.Until("promoted", 30, Promoted)
-			s.Tick(func() { s.Analyse(b, failed, Measured{Successful: 2, Failed: 2}) })
+			s.Until("promoted", 40, Promoted)
+			s.Answers("error-rate", high)
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-background-failed-while-inconclusive", Strategy: "canary", Outcome: OutcomeAborted,
-		Summary: "The step analysis is inconclusive and the rollout pauses; the background analysis then fails, but the controller does not act on it until a user resumes, and then aborts.",
+		Name: "canary-background-failed-while-inconclusive", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "background Failed; step 1 Inconclusive; step 1.1 Inconclusive",
+		Summary: "The step analysis is inconclusive and the rollout pauses; the background analysis then fails, but the controller does not act on it until a user resumes; it then starts a new step run (inconclusive again) and aborts on the failed background run.",
 		Play: func(s *S) {
+			s.Answers("error-rate", low)
+			s.Answers("success-rate", meh)
 			s.Deploy(CanaryRollout("error-rate", SetWeight(25), AnalysisStep("success-rate"), SetWeight(50)))
 			s.Release()
-			b := s.Run(background, 0, 0)
-			s.Analyse(b, running, Measured{Successful: 1})
-			r := s.Run(step, 1, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, inconclusive, Measured{Successful: 1, Inconclusive: 1})
-			s.Until("paused on the inconclusive run", 5, PausedInconclusive)
-			s.Tick(nil)
-			s.Analyse(b, failed, Measured{Successful: 2, Failed: 2})
-			s.Ticks(4)
+			s.Until("paused on the inconclusive run", 20, PausedInconclusive)
+			s.Answers("error-rate", high)
+			s.Until("background run failed", 20, func(*v1alpha1.Rollout) bool {
+				for _, ar := range s.w.AnalysisRuns() {
+					if ar.Labels[v1alpha1.RolloutTypeLabel] == background && ar.Status.Phase == v1alpha1.AnalysisPhaseFailed {
+						return true
+					}
+				}
+				return false
+			})
+			s.Ticks(3)
 			s.Tick(s.Resume)
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-step-failed-while-inconclusive", Strategy: "canary", Outcome: OutcomeAborted,
-		Summary: "The background analysis is inconclusive and the rollout pauses; the step analysis then fails, but the controller does not act on it until a user resumes, and then aborts.",
+		Name: "canary-step-failed-while-inconclusive", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "background Inconclusive; step 1 Failed; background.1 Inconclusive",
+		Summary: "The background analysis turns inconclusive while the step analysis runs, and the rollout pauses; the step analysis then fails, but the controller does not act on it until a user resumes; it then starts a new background run (inconclusive again) and aborts on the failed step run.",
 		Play: func(s *S) {
+			s.Answers("error-rate", low)
+			s.Answers("success-rate", good, bad, bad)
 			s.Deploy(CanaryRollout("error-rate", SetWeight(25), AnalysisStep("success-rate"), SetWeight(50)))
 			s.Release()
-			b := s.Run(background, 0, 0)
-			s.Analyse(b, running, Measured{Successful: 1})
-			r := s.Run(step, 1, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(b, inconclusive, Measured{Successful: 1, Inconclusive: 1})
-			s.Until("paused on the inconclusive run", 5, PausedInconclusive)
-			s.Tick(nil)
-			s.Analyse(r, failed, Measured{Successful: 1, Failed: 2})
-			s.Ticks(4)
+			s.Run(step, 1, 0)
+			s.Answers("error-rate", fuzzy)
+			s.Until("paused on the inconclusive run", 20, PausedInconclusive)
+			s.Until("step run failed", 20, func(*v1alpha1.Rollout) bool {
+				for _, ar := range s.w.AnalysisRuns() {
+					if ar.Labels[v1alpha1.RolloutTypeLabel] == step && ar.Status.Phase == v1alpha1.AnalysisPhaseFailed {
+						return true
+					}
+				}
+				return false
+			})
+			s.Ticks(3)
 			s.Tick(s.Resume)
 			s.Settle()
 		},
 	},
 	{
-		Name: "canary-retry-after-abort", Strategy: "canary", Outcome: OutcomePromoted,
-		Summary: "Step analysis fails and the controller aborts; a user retries, the second step run passes, the canary is promoted.",
+		Name: "canary-experiment-successful", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "experiment smoke Successful",
+		Summary: "An experiment step runs a canary template with a requiredForCompletion analysis; the analysis passes, the experiment completes, the canary is promoted.",
 		Play: func(s *S) {
-			s.Deploy(stepAnalysisCanary())
+			s.Answers("smoke", good)
+			s.Deploy(CanaryRollout("", SetWeight(25), ExperimentStep("smoke"), SetWeight(50)))
 			s.Release()
-			r := s.Run(step, 1, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, failed, Measured{Successful: 1, Failed: 2})
-			s.Until("aborted", 5, Aborted)
-			s.Ticks(4)
-			s.Tick(s.Retry)
-			r = s.Run(step, 1, 1)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, successful, Measured{Successful: 3})
 			s.Settle()
 		},
 	},
 	{
-		Name: "bluegreen-prepromotion-successful", Strategy: "blueGreen", Outcome: OutcomePromoted,
+		Name: "canary-experiment-failed", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "experiment smoke Failed",
+		Summary: "An experiment step whose requiredForCompletion analysis fails: the experiment fails and the controller aborts the update.",
+		Play: func(s *S) {
+			s.Answers("smoke", bad)
+			s.Deploy(CanaryRollout("", SetWeight(25), ExperimentStep("smoke"), SetWeight(50)))
+			s.Release()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-workloadref", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Summary: "The Rollout takes its pod template from a Deployment (spec.workloadRef); Argo CD syncs the new image into the Deployment, the step analysis passes, the canary is promoted.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			ro, dep := WorkloadRefRollout(stepAnalysisCanary("success-rate"))
+			s.Deploy(ro, dep)
+			s.ReleaseWorkload()
+			s.Settle()
+		},
+	},
+	{
+		Name: "bluegreen-prepromotion-successful", Strategy: "blueGreen", Outcome: OutcomePromoted, Verdict: "pre Successful",
 		Summary: "Pre-promotion analysis against the preview stack passes; the active Service switches.",
 		Play: func(s *S) {
+			s.Answers("success-rate", good)
 			s.Deploy(BlueGreenRollout("success-rate", ""))
 			s.Release()
-			r := s.Run(pre, 0, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, running, Measured{Successful: 2})
-			s.Tick(nil)
-			s.Analyse(r, successful, Measured{Successful: 3})
 			s.Settle()
 		},
 	},
 	{
-		Name: "bluegreen-prepromotion-failed", Strategy: "blueGreen", Outcome: OutcomeAborted,
+		Name: "bluegreen-prepromotion-failed", Strategy: "blueGreen", Outcome: OutcomeAborted, Verdict: "pre Failed",
 		Summary: "Pre-promotion analysis fails; the controller aborts and the active Service stays on the old stack.",
 		Play: func(s *S) {
+			s.Answers("success-rate", good, bad, bad)
 			s.Deploy(BlueGreenRollout("success-rate", ""))
 			s.Release()
-			r := s.Run(pre, 0, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, failed, Measured{Successful: 1, Failed: 2})
 			s.Settle()
 		},
 	},
 	{
-		Name: "bluegreen-postpromotion-successful", Strategy: "blueGreen", Outcome: OutcomePromoted,
+		Name: "bluegreen-postpromotion-successful", Strategy: "blueGreen", Outcome: OutcomePromoted, Verdict: "post Successful",
 		Summary: "The active Service switches, post-promotion analysis passes, the new stack becomes stable.",
 		Play: func(s *S) {
+			s.Answers("success-rate", good)
 			s.Deploy(BlueGreenRollout("", "success-rate"))
 			s.Release()
-			r := s.Run(post, 0, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, running, Measured{Successful: 2})
-			s.Tick(nil)
-			s.Analyse(r, successful, Measured{Successful: 3})
 			s.Settle()
 		},
 	},
 	{
-		Name: "bluegreen-postpromotion-failed", Strategy: "blueGreen", Outcome: OutcomeAborted,
+		Name: "bluegreen-postpromotion-failed", Strategy: "blueGreen", Outcome: OutcomeAborted, Verdict: "post Failed",
 		Summary: "The active Service switches, post-promotion analysis fails; the controller aborts and switches the active Service back.",
 		Play: func(s *S) {
+			s.Answers("success-rate", good, bad, bad)
 			s.Deploy(BlueGreenRollout("", "success-rate"))
 			s.Release()
-			r := s.Run(post, 0, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, running, Measured{Successful: 1, Failed: 1})
-			s.Tick(nil)
-			s.Analyse(r, failed, Measured{Successful: 1, Failed: 2})
 			s.Settle()
 		},
 	},
 	{
-		Name: "bluegreen-postpromotion-inconclusive-resumed", Strategy: "blueGreen", Outcome: OutcomePromoted,
+		Name: "bluegreen-postpromotion-inconclusive-resumed", Strategy: "blueGreen", Outcome: OutcomePromoted, Verdict: "post Inconclusive; post.1 Successful",
 		Summary: "Post-promotion analysis is inconclusive and the rollout pauses; a user resumes it, a second run passes.",
 		Play: func(s *S) {
+			s.Answers("success-rate", good, meh, good)
 			s.Deploy(BlueGreenRollout("", "success-rate"))
 			s.Release()
-			r := s.Run(post, 0, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, inconclusive, Measured{Successful: 1, Inconclusive: 1})
-			s.Until("paused on the inconclusive run", 5, PausedInconclusive)
+			s.Until("paused on the inconclusive run", 20, PausedInconclusive)
 			s.Ticks(3)
 			s.Tick(s.Resume)
-			r = s.Run(post, 0, 1)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, successful, Measured{Successful: 3})
 			s.Settle()
 		},
 	},
 	{
-		Name: "bluegreen-prepromotion-passed-postpromotion-error", Strategy: "blueGreen", Outcome: OutcomeAborted,
-		Summary: "Pre-promotion analysis passes and the active Service switches; post-promotion analysis then ends in Error and the controller aborts.",
+		Name: "bluegreen-prepromotion-passed-postpromotion-error", Strategy: "blueGreen", Outcome: OutcomeAborted, Verdict: "post Error; pre Successful",
+		Summary: "Pre-promotion analysis passes and the active Service switches; the metrics endpoint then answers 500 and post-promotion analysis ends in Error; the controller aborts.",
 		Play: func(s *S) {
+			s.Answers("success-rate", good)
 			s.Deploy(BlueGreenRollout("success-rate", "success-rate"))
 			s.Release()
-			r := s.Run(pre, 0, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, successful, Measured{Successful: 3})
-			r = s.Run(post, 0, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, errored, Measured{Successful: 1, Errors: 5, ErrorMessage: providerError})
+			s.Run(post, 0, 0)
+			s.Answers("success-rate", e500)
 			s.Settle()
 		},
 	},
 	{
-		Name: "bluegreen-retry-after-abort", Strategy: "blueGreen", Outcome: OutcomePromoted,
+		Name: "bluegreen-retry-after-abort", Strategy: "blueGreen", Outcome: OutcomePromoted, Verdict: "pre Failed; pre.1 Successful",
 		Summary: "Pre-promotion analysis fails and the controller aborts; a user retries, the second run passes, the active Service switches.",
 		Play: func(s *S) {
+			s.Answers("success-rate", bad)
 			s.Deploy(BlueGreenRollout("success-rate", ""))
 			s.Release()
-			r := s.Run(pre, 0, 0)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, failed, Measured{Successful: 1, Failed: 2})
-			s.Until("aborted", 5, Aborted)
+			s.Until("aborted", 20, Aborted)
+			s.Answers("success-rate", good)
 			s.Ticks(4)
 			s.Tick(s.Retry)
-			r = s.Run(pre, 0, 1)
-			s.Analyse(r, running, Measured{Successful: 1})
-			s.Tick(nil)
-			s.Analyse(r, successful, Measured{Successful: 3})
+			s.Settle()
+		},
+	},
+	{
+		Name: "bluegreen-auto-promotion-seconds-postpromotion-failed", Strategy: "blueGreen", Outcome: OutcomeAborted, Verdict: "post Failed; pre Successful",
+		Summary: "autoPromotionSeconds 20: pre-promotion analysis passes, the rollout pauses (BlueGreenPause) and promotes itself 20 s later; post-promotion analysis then fails after the switch and the controller aborts, switching the active Service back.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			ro := BlueGreenRollout("success-rate", "success-rate")
+			ro.Spec.Strategy.BlueGreen.AutoPromotionSeconds = 20
+			s.Deploy(ro)
+			s.Release()
+			s.Run(post, 0, 0)
+			s.Answers("success-rate", bad)
 			s.Settle()
 		},
 	},
@@ -374,6 +583,7 @@ type Timeline struct {
 	Strategy   string  `json:"strategy"`
 	Summary    string  `json:"summary"`
 	Outcome    Outcome `json:"outcome"`
+	Verdict    string  `json:"verdict"`
 	Controller string  `json:"controller"`
 	// Revision and PodTemplateHash identify the revision being delivered (the new Freight).
 	Revision        string  `json:"revision"`
@@ -381,12 +591,15 @@ type Timeline struct {
 	Frames          []Frame `json:"frames"`
 }
 
-// ControllerVersion is the controller the timelines come from.
-const ControllerVersion = "github.com/argoproj/argo-rollouts v1.8.5, package rollout (rollout.NewController, driven through Controller.Run)"
+// ControllerVersion describes the controllers the timelines come from.
+func ControllerVersion() string {
+	return "github.com/argoproj/argo-rollouts " + RolloutsVersion() +
+		", packages rollout, analysis and experiments, on kube-apiserver v1.34.5 (see e2e/recorder/harness.go)"
+}
 
-// Record plays a scenario on a fresh World.
-func Record(sc Scenario) (tl *Timeline, err error) {
-	w, err := NewWorld()
+// Record plays a scenario on a fresh World of env.
+func Record(env *Env, sc Scenario) (tl *Timeline, err error) {
+	w, err := env.NewWorld(sc.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -401,12 +614,15 @@ func Record(sc Scenario) (tl *Timeline, err error) {
 		}
 	}()
 	sc.Play(&S{w: w})
+	if n := w.RefusedWrites(); n > 0 {
+		return nil, fmt.Errorf("the scenario tried to write %d AnalysisRun/Experiment objects; only the controllers may", n)
+	}
 	if errs := w.SyncErrors(); len(errs) > 0 {
-		return nil, fmt.Errorf("the controller failed to reconcile: %v", errs)
+		return nil, fmt.Errorf("the controllers failed to reconcile: %v", errs)
 	}
 	ro := w.Rollout()
 	switch sc.Outcome {
-	case OutcomePromoted:
+	case OutcomePromoted, OutcomeRolledBack:
 		if !Promoted(ro) || ro.Status.Phase != v1alpha1.RolloutPhaseHealthy {
 			return nil, fmt.Errorf("expected the new revision promoted and Healthy, ended %s %q (stable %s, current %s)", ro.Status.Phase, ro.Status.Message, ro.Status.StableRS, ro.Status.CurrentPodHash)
 		}
@@ -415,11 +631,57 @@ func Record(sc Scenario) (tl *Timeline, err error) {
 			return nil, fmt.Errorf("expected the update aborted, ended %s %q", ro.Status.Phase, ro.Status.Message)
 		}
 	}
+	if got := w.Verdict(); got != sc.Verdict {
+		return nil, fmt.Errorf("analysis verdict %q, the scenario expects %q", got, sc.Verdict)
+	}
 	return &Timeline{
-		Name: sc.Name, Strategy: sc.Strategy, Summary: sc.Summary, Outcome: sc.Outcome,
-		Controller:      ControllerVersion,
+		Name: sc.Name, Strategy: sc.Strategy, Summary: sc.Summary, Outcome: sc.Outcome, Verdict: sc.Verdict,
+		Controller:      ControllerVersion(),
 		Revision:        RevisionOf(ro),
 		PodTemplateHash: ro.Status.CurrentPodHash,
 		Frames:          w.Frames(),
 	}, nil
+}
+
+// Verdict is the final phase of every analysis of the Rollout's current revision, as the analysis
+// controller left it (see Scenario.Verdict).
+func (w *World) Verdict() string {
+	ro := w.Rollout()
+	rev, hash := RevisionOf(ro), ro.Status.CurrentPodHash
+	var out []string
+	exps := map[string]bool{}
+	for _, ex := range w.Experiments() {
+		if ex.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == hash && ex.Annotations[annotations.RevisionAnnotation] == rev {
+			exps[ex.Name] = true
+		}
+	}
+	for _, ar := range w.AnalysisRuns() {
+		suffix := ""
+		if i := strings.LastIndex(ar.Name, "."); i >= 0 {
+			suffix = ar.Name[i:]
+		}
+		var which string
+		if ref := metav1.GetControllerOf(&ar); ref != nil && ref.Kind == "Experiment" {
+			if !exps[ref.Name] {
+				continue
+			}
+			which = "experiment " + strings.TrimPrefix(strings.TrimSuffix(ar.Name, suffix), ref.Name+"-")
+		} else {
+			if ar.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != hash || ar.Annotations[annotations.RevisionAnnotation] != rev {
+				continue
+			}
+			switch ar.Labels[v1alpha1.RolloutTypeLabel] {
+			case step:
+				which = "step " + ar.Labels[v1alpha1.RolloutCanaryStepIndexLabel]
+			case background:
+				which = "background"
+			case pre:
+				which = "pre"
+			case post:
+				which = "post"
+			}
+		}
+		out = append(out, fmt.Sprintf("%s%s %s", which, suffix, ar.Status.Phase))
+	}
+	return strings.Join(out, "; ")
 }

@@ -1,13 +1,15 @@
 package recorder
 
 import (
+	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"github.com/argoproj/argo-rollouts/pkg/kubectl-argo-rollouts/cmd/promote"
 	"github.com/argoproj/argo-rollouts/utils/annotations"
-	"github.com/argoproj/argo-rollouts/utils/defaults"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -32,11 +34,12 @@ func (s *S) fail(format string, args ...any) {
 
 // Deploy creates the objects and reconciles until the first revision is Healthy (the initial deployment
 // runs no analysis: rollout/analysis.go skips it while status.stableRS is empty). Not recorded.
-func (s *S) Deploy(ro *v1alpha1.Rollout) {
+func (s *S) Deploy(ro *v1alpha1.Rollout, extra ...runtime.Object) {
 	var objs []runtime.Object
-	for _, t := range Templates() {
+	for _, t := range Templates(s.w.Metrics()) {
 		objs = append(objs, t)
 	}
+	objs = append(objs, extra...)
 	for _, svc := range Services(ro) {
 		objs = append(objs, svc)
 	}
@@ -52,11 +55,62 @@ func (s *S) Deploy(ro *v1alpha1.Rollout) {
 
 // Release applies revision 2 (a new image) as Argo CD syncing new Freight would, and starts recording.
 func (s *S) Release() {
+	s.ReleaseWith(nil)
+}
+
+// ReleaseWith is Release with further changes of the same apply.
+func (s *S) ReleaseWith(mutate func(*v1alpha1.Rollout)) {
 	s.must(s.w.UpdateSpec("Argo CD syncs the new Freight: image "+ImageV2, func(ro *v1alpha1.Rollout) {
 		ro.Spec.Template.Spec.Containers[0].Image = ImageV2
+		if mutate != nil {
+			mutate(ro)
+		}
 	}))
 	s.must(s.w.StartRecording())
 }
+
+// ReleaseWorkload applies revision 2 to the Deployment a workloadRef Rollout references (Argo CD syncs
+// the Deployment; the Rollout object is not changed), and starts recording.
+func (s *S) ReleaseWorkload() {
+	ctx := context.Background()
+	deps := s.w.c.Kube.AppsV1().Deployments(s.w.ns)
+	dep, err := deps.Get(ctx, Name, metav1.GetOptions{})
+	s.must(err)
+	dep.Spec.Template.Spec.Containers[0].Image = ImageV2
+	dep, err = deps.Update(ctx, dep, metav1.UpdateOptions{})
+	s.must(err)
+	// the controller's workloadRef resolver notices the change from its own Deployment informer and
+	// stamps the Rollout (rollout.argoproj.io/workload-generation), asynchronously: wait for it
+	deadline := time.Now().Add(30 * time.Second)
+	for s.w.Rollout().Annotations[annotations.WorkloadGenerationAnnotation] != fmt.Sprint(dep.Generation) {
+		if time.Now().After(deadline) {
+			s.fail("the Rollout was not stamped with workload generation %d", dep.Generation)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.w.Event("Argo CD syncs the new Freight into Deployment %s: image %s", Name, ImageV2)
+	s.must(s.w.StartRecording())
+}
+
+// Answers scripts the metrics server's answers to a metric's measurements, in order (the last repeats).
+func (s *S) Answers(metric string, answers ...Answer) {
+	s.w.Metrics().Script(metric, answers...)
+}
+
+// MetricsDown makes every measurement fail with connection refused until MetricsUp.
+func (s *S) MetricsDown() {
+	s.must(s.w.Metrics().Down())
+	s.w.Event("metrics server stops listening (connection refused)")
+}
+
+// MetricsUp lets the metrics server listen again.
+func (s *S) MetricsUp() {
+	s.must(s.w.Metrics().Up())
+	s.w.Event("metrics server listens again")
+}
+
+// W is the world the scenario runs in.
+func (s *S) W() *World { return s.w }
 
 // Tick runs one reconcile, after an optional action.
 func (s *S) Tick(action func()) {
@@ -84,7 +138,12 @@ func (s *S) Until(what string, max int, cond func(*v1alpha1.Rollout) bool) {
 		s.Tick(nil)
 	}
 	if !cond(s.w.Rollout()) {
-		s.fail("%s: not reached after %d reconciles (phase %s %q)", what, max, s.w.Rollout().Status.Phase, s.w.Rollout().Status.Message)
+		var runs []string
+		for _, st := range s.w.arState {
+			runs = append(runs, st)
+		}
+		sort.Strings(runs)
+		s.fail("%s: not reached after %d reconciles (phase %s %q; %s)", what, max, s.w.Rollout().Status.Phase, s.w.Rollout().Status.Message, strings.Join(runs, " | "))
 	}
 }
 
@@ -146,125 +205,6 @@ func (s *S) Run(kind string, step int, attempt int) string {
 	return name
 }
 
-// Measured is what the analysis controller has measured so far for the run's single metric.
-type Measured struct {
-	Successful, Failed, Inconclusive, Errors int32
-	// ErrorMessage is the provider's error text of the last errored measurement.
-	ErrorMessage string
-}
-
-// Analyse writes the run's status: Running while phase is Running, else the verdict, with the message
-// the analysis controller writes (analysis/analysis.go assessRunStatus, assessMetricFailureInconclusiveOrError).
-func (s *S) Analyse(name string, phase v1alpha1.AnalysisPhase, m Measured) {
-	var ar *v1alpha1.AnalysisRun
-	for _, r := range s.w.AnalysisRuns() {
-		if r.Name == name {
-			ar = r.DeepCopy()
-		}
-	}
-	if ar == nil {
-		s.fail("no AnalysisRun %s", name)
-	}
-	now := metav1.NewTime(s.w.clock())
-	metric := ar.Spec.Metrics[0]
-	st := v1alpha1.AnalysisRunStatus{Phase: phase, StartedAt: ar.Status.StartedAt, DryRunSummary: &v1alpha1.RunSummary{}}
-	if st.StartedAt == nil {
-		st.StartedAt = &now
-	}
-	res := v1alpha1.MetricResult{
-		Name:         metric.Name,
-		Phase:        phase,
-		Count:        m.Successful + m.Failed + m.Inconclusive,
-		Successful:   m.Successful,
-		Failed:       m.Failed,
-		Inconclusive: m.Inconclusive,
-		Error:        m.Errors,
-	}
-	// measurements oldest first, one per interval; errors last so that they are consecutive
-	add := func(n int32, p v1alpha1.AnalysisPhase, value, msg string) {
-		for i := int32(0); i < n; i++ {
-			res.Measurements = append(res.Measurements, v1alpha1.Measurement{Phase: p, Value: value, Message: msg})
-		}
-	}
-	add(m.Successful, v1alpha1.AnalysisPhaseSuccessful, "[0.994]", "")
-	add(m.Failed, v1alpha1.AnalysisPhaseFailed, "[0.912]", "")
-	add(m.Inconclusive, v1alpha1.AnalysisPhaseInconclusive, "[]", "")
-	add(m.Errors, v1alpha1.AnalysisPhaseError, "", m.ErrorMessage)
-	if metric.Name == "error-rate" {
-		for i := range res.Measurements {
-			switch res.Measurements[i].Phase {
-			case v1alpha1.AnalysisPhaseSuccessful:
-				res.Measurements[i].Value = "[0.0021]"
-			case v1alpha1.AnalysisPhaseFailed:
-				res.Measurements[i].Value = "[0.0734]"
-			}
-		}
-	}
-	n := len(res.Measurements)
-	for i := range res.Measurements {
-		t := metav1.NewTime(now.Add(-time.Duration(n-1-i) * time.Minute))
-		res.Measurements[i].StartedAt = &t
-		res.Measurements[i].FinishedAt = &t
-	}
-	if m.Errors > 0 {
-		res.ConsecutiveError = m.Errors
-	} else if m.Successful > 0 && m.Failed == 0 && m.Inconclusive == 0 {
-		res.ConsecutiveSuccess = m.Successful
-	}
-	limits := ""
-	switch phase {
-	case v1alpha1.AnalysisPhaseRunning:
-		if m.Errors > 0 {
-			res.Message = m.ErrorMessage
-		}
-	case v1alpha1.AnalysisPhaseFailed:
-		limits = fmt.Sprintf("failed (%d) > failureLimit (%d)", m.Failed, metric.FailureLimit.IntValue())
-	case v1alpha1.AnalysisPhaseInconclusive:
-		limit := 0
-		if metric.InconclusiveLimit != nil {
-			limit = metric.InconclusiveLimit.IntValue()
-		}
-		limits = fmt.Sprintf("inconclusive (%d) > inconclusiveLimit (%d)", m.Inconclusive, limit)
-	case v1alpha1.AnalysisPhaseError:
-		limits = fmt.Sprintf("consecutiveErrors (%d) > consecutiveErrorLimit (%d)", m.Errors, defaults.GetConsecutiveErrorLimitOrDefault(&metric))
-		res.Message = m.ErrorMessage
-	}
-	if phase.Completed() {
-		st.CompletedAt = &now
-		summary := v1alpha1.RunSummary{Count: 1}
-		switch phase {
-		case v1alpha1.AnalysisPhaseSuccessful:
-			summary.Successful = 1
-		case v1alpha1.AnalysisPhaseFailed:
-			summary.Failed = 1
-		case v1alpha1.AnalysisPhaseInconclusive:
-			summary.Inconclusive = 1
-		case v1alpha1.AnalysisPhaseError:
-			summary.Error = 1
-		}
-		st.RunSummary = summary
-		if limits != "" {
-			st.Message = fmt.Sprintf("Metric %q assessed %s due to %s", metric.Name, phase, limits)
-			if res.Message != "" {
-				st.Message += fmt.Sprintf(": \"Error Message: %s\"", res.Message)
-			}
-		}
-	} else {
-		res.Phase = v1alpha1.AnalysisPhaseRunning
-		st.RunSummary = v1alpha1.RunSummary{Count: 1}
-	}
-	st.MetricResults = []v1alpha1.MetricResult{res}
-	what := string(phase)
-	if st.Message != "" {
-		what += ": " + st.Message
-	}
-	plural := "s"
-	if n == 1 {
-		plural = ""
-	}
-	s.must(s.w.SetAnalysisRunStatus(name, st, fmt.Sprintf("AnalysisRun %s %s (%d measurement%s)", name, what, n, plural)))
-}
-
 // Resume is Argo CD's built-in Rollout "resume" action (argo-cd resource_customizations/argoproj.io/
 // Rollout/actions/resume/action.lua: pauseConditions = nil), as a status merge patch.
 func (s *S) Resume() {
@@ -274,6 +214,34 @@ func (s *S) Resume() {
 // Retry is Argo CD's built-in Rollout "retry" action (actions/retry/action.lua: status.abort = nil).
 func (s *S) Retry() {
 	s.must(s.w.PatchStatus("user runs the Argo CD retry action (status.abort = nil)", `{"status":{"abort":null}}`))
+}
+
+// Abort is Argo CD's built-in Rollout "abort" action (actions/abort/action.lua: status.abort = true).
+func (s *S) Abort() {
+	s.must(s.w.PatchStatus("user runs the Argo CD abort action (status.abort = true)", `{"status":{"abort":true}}`))
+}
+
+// PromoteFull is `kubectl argo rollouts promote --full`, run through the plugin's own code
+// (pkg/kubectl-argo-rollouts/cmd/promote PromoteRollout with full=true).
+func (s *S) PromoteFull() {
+	_, err := promote.PromoteRollout(s.w.c.Argo.ArgoprojV1alpha1().Rollouts(s.w.ns), Name, false, false, true)
+	s.must(err)
+	s.w.Event("user runs kubectl argo rollouts promote --full")
+}
+
+// SkipStep is `kubectl argo rollouts promote` (PromoteRollout, no flags): on a paused Rollout it
+// unpauses it, else it moves status.currentStepIndex past the current step.
+func (s *S) SkipStep() {
+	_, err := promote.PromoteRollout(s.w.c.Argo.ArgoprojV1alpha1().Rollouts(s.w.ns), Name, false, false, false)
+	s.must(err)
+	s.w.Event("user runs kubectl argo rollouts promote")
+}
+
+// SkipCurrentStep is `kubectl argo rollouts promote --skip-current-step`.
+func (s *S) SkipCurrentStep() {
+	_, err := promote.PromoteRollout(s.w.c.Argo.ArgoprojV1alpha1().Rollouts(s.w.ns), Name, true, false, false)
+	s.must(err)
+	s.w.Event("user runs kubectl argo rollouts promote --skip-current-step")
 }
 
 // Promoted reports whether the current revision is the stable one.

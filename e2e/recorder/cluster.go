@@ -1,0 +1,291 @@
+package recorder
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/client/clientset/versioned"
+	"github.com/argoproj/argo-rollouts/rollout"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+)
+
+// Cluster is the API server program of ../apiserver (etcd, kube-apiserver v1.34.5 and Kubernetes'
+// ReplicaSet controller, plus a Pod-readiness loop standing in for the kubelet) running as a subprocess
+// on 127.0.0.1, with the Rollouts CRDs of the Rollouts module this package is built against installed.
+type Cluster struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Scanner
+	mu     sync.Mutex
+	dir    string
+	Log    string // the program's stderr
+
+	// Config reaches the API server with full rights. The controllers use clients made from it as they
+	// are; the recorder's own clients go through a guard (see guardTransport).
+	Config *rest.Config
+}
+
+// StartCluster starts the API server program. The binary is $E2E_APISERVER if set (the Makefile builds
+// it once for both recorder modules), else it is built from ../apiserver into a temporary directory.
+func StartCluster() (*Cluster, error) {
+	dir, err := os.MkdirTemp("", "e2e-cluster-")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, Log: filepath.Join(dir, "apiserver.log")}
+	bin := os.Getenv("E2E_APISERVER")
+	if bin == "" {
+		if bin, err = buildAPIServer(dir); err != nil {
+			return nil, err
+		}
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	logf, err := os.Create(c.Log)
+	if err != nil {
+		return nil, err
+	}
+	c.cmd = exec.Command(bin, "-kubeconfig", kubeconfig)
+	c.cmd.Stderr = logf
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	c.stdout = bufio.NewScanner(out)
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	ready := make(chan error, 1)
+	go func() {
+		for c.stdout.Scan() {
+			if c.stdout.Text() == "ready" {
+				ready <- nil
+				return
+			}
+		}
+		ready <- fmt.Errorf("the API server program exited before it was ready (log: %s)", c.Log)
+	}()
+	select {
+	case err = <-ready:
+	case <-time.After(3 * time.Minute):
+		err = fmt.Errorf("the API server program was not ready after 3 minutes (log: %s)", c.Log)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if c.Config, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.Config.QPS, c.Config.Burst = 1000, 1000
+	if err := c.installCRDs(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// sourceDir is the directory of this file, from which ../apiserver and the module cache are found
+// (go test does not build with -trimpath).
+func sourceDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+func buildAPIServer(dir string) (string, error) {
+	bin := filepath.Join(dir, "apiserver")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = filepath.Join(sourceDir(), "..", "apiserver")
+	cmd.Env = os.Environ()
+	if os.Getenv("GOTOOLCHAIN") == "" || os.Getenv("GOTOOLCHAIN") == "local" {
+		// the same toolchain as the v1.10.2 recorder, so the two share one build of k8s.io/kubernetes
+		cmd.Env = append(cmd.Env, "GOTOOLCHAIN=go1.27.3")
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %v\n%s", cmd.Dir, err, out)
+	}
+	return bin, nil
+}
+
+// command sends one line to the program and waits for its answer.
+func (c *Cluster) command(line string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := fmt.Fprintln(c.stdin, line); err != nil {
+		return err
+	}
+	if !c.stdout.Scan() {
+		return fmt.Errorf("the API server program exited (log: %s)", c.Log)
+	}
+	if ans := c.stdout.Text(); ans != "ok" {
+		return fmt.Errorf("%s: %s", line, ans)
+	}
+	return nil
+}
+
+// Close stops the program (closing its stdin) and removes its files.
+func (c *Cluster) Close() {
+	if c.stdin != nil {
+		_ = c.stdin.Close()
+	}
+	if c.cmd != nil && c.cmd.Process != nil {
+		done := make(chan struct{})
+		go func() { _ = c.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = c.cmd.Process.Kill()
+			<-done
+		}
+	}
+	_ = os.RemoveAll(c.dir)
+}
+
+// RolloutsModuleDir is the directory of the argo-rollouts module this package is built against, found
+// from the source file of one of its functions.
+func RolloutsModuleDir() string {
+	file, _ := runtimeFuncFile(rollout.NewController)
+	// .../argo-rollouts@vX.Y.Z/rollout/controller.go
+	return filepath.Dir(filepath.Dir(file))
+}
+
+func runtimeFuncFile(f any) (string, int) {
+	return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).FileLine(reflect.ValueOf(f).Pointer())
+}
+
+var crdFiles = []string{"rollout-crd.yaml", "analysis-run-crd.yaml", "analysis-template-crd.yaml",
+	"cluster-analysis-template-crd.yaml", "experiment-crd.yaml"}
+
+// installCRDs creates the Rollouts CRDs shipped in the module (manifests/crds) and waits until they
+// are Established, so objects are validated against the same schemas the controller was released with.
+func (c *Cluster) installCRDs() error {
+	client, err := apiextclient.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	for _, f := range crdFiles {
+		path := filepath.Join(RolloutsModuleDir(), "manifests", "crds", f)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.UnmarshalStrict(raw, &crd); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for _, f := range crdFiles {
+		name := strings.TrimSuffix(f, "-crd.yaml")
+		name = map[string]string{"rollout": "rollouts", "analysis-run": "analysisruns", "analysis-template": "analysistemplates",
+			"cluster-analysis-template": "clusteranalysistemplates", "experiment": "experiments"}[name] + ".argoproj.io"
+		for {
+			crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+			if err == nil && established(crd) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("CRD %s not Established after a minute", name)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// Clients are the typed clients of one party (the controllers, or the recorder).
+type Clients struct {
+	Kube    kubernetes.Interface
+	Argo    versioned.Interface
+	Dynamic dynamic.Interface
+}
+
+func newClients(cfg *rest.Config) (*Clients, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	argo, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Kube: kube, Argo: argo, Dynamic: dyn}, nil
+}
+
+// ErrAnalysisStatusWrite is what the recorder's clients return for a write of an AnalysisRun's or an
+// Experiment's status: only the Rollouts controllers may write those.
+var ErrAnalysisStatusWrite = errors.New("the recorder may not write an AnalysisRun's or an Experiment's status")
+
+// analysisWrite matches the API paths through which an AnalysisRun's or Experiment's status can change:
+// an update or patch of the object itself (the Rollouts CRDs declare no status subresource for either
+// kind, manifests/crds/*-crd.yaml `subresources: {}`, so that is how the controllers write status), and
+// the status subresource path, in case a later CRD adds one. Creating one stays allowed.
+var analysisWrite = regexp.MustCompile(`/apis/argoproj\.io/v1alpha1/namespaces/[^/]+/(analysisruns|experiments)/[^/]+(/status)?$`)
+
+// guardTransport refuses the recorder's writes of AnalysisRuns and Experiments, and counts them so a
+// scenario that tried fails even if it ignored the error.
+type guardTransport struct {
+	rt      http.RoundTripper
+	refused *int
+	mu      *sync.Mutex
+}
+
+func (g guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	switch r.Method {
+	case http.MethodPut, http.MethodPatch, http.MethodPost:
+		if analysisWrite.MatchString(r.URL.Path) {
+			g.mu.Lock()
+			*g.refused++
+			g.mu.Unlock()
+			return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Path, ErrAnalysisStatusWrite)
+		}
+	}
+	return g.rt.RoundTrip(r)
+}
+
+// guardedConfig is cfg with guardTransport.
+func guardedConfig(cfg *rest.Config, refused *int, mu *sync.Mutex) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return guardTransport{rt: rt, refused: refused, mu: mu} })
+	return cfg
+}

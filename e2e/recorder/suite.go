@@ -1,0 +1,129 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+)
+
+// The tests of both recorder modules (this one on Rollouts v1.8.5, ./v1.10 on v1.10.2) are these
+// functions, so the two record the same scenarios in the same way.
+
+const header = "# Recorded by e2e/recorder from Argo Rollouts' own controllers on a real API server; do not edit.\n" +
+	"# Regenerate with `make e2e UPDATE=1`.\n"
+
+// TimelineDir is where the timelines of this build's Rollouts version live.
+func TimelineDir() string {
+	return filepath.Join(sourceDir(), "..", "testdata", "timelines", RolloutsVersion())
+}
+
+// RunRecord drives the real controllers through every scenario. With update it writes the timelines;
+// without, it proves that the committed timelines are exactly what the controllers record today, so a
+// fixture can neither be edited by hand nor drift from the controller version pinned in go.mod.
+func RunRecord(t *testing.T, env *Env, update bool) {
+	dir := TimelineDir()
+	want := map[string]bool{}
+	for _, sc := range Scenarios {
+		want[sc.Name+".yaml"] = true
+		t.Run(sc.Name, func(t *testing.T) {
+			tl, err := Record(env, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := yaml.Marshal(tl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw = append([]byte(header), raw...)
+			path := filepath.Join(dir, sc.Name+".yaml")
+			if update {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, raw, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (record with -update)", err)
+			}
+			if !bytes.Equal(got, raw) {
+				t.Errorf("%s differs from what the controllers record now; regenerate with -update and review the diff", path)
+			}
+		})
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stale []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".yaml") && !want[e.Name()] {
+			stale = append(stale, e.Name())
+		}
+	}
+	sort.Strings(stale)
+	if len(stale) > 0 {
+		t.Errorf("timelines without a scenario (delete them): %v", stale)
+	}
+}
+
+// RunGuard proves that the recorder's clients cannot write an AnalysisRun's or an Experiment's status
+// (nor change either object), while the controllers' clients can: every scenario acts through the
+// guarded clients, and Record fails a scenario that tried.
+func RunGuard(t *testing.T, env *Env) {
+	w, err := env.NewWorld(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := context.Background()
+	ar := &v1alpha1.AnalysisRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "guard"},
+		Spec: v1alpha1.AnalysisRunSpec{Metrics: []v1alpha1.Metric{{
+			Name: "m", Provider: v1alpha1.MetricProvider{Web: &v1alpha1.WebMetric{URL: env.Metrics.URL("m")}},
+		}}},
+	}
+	// creating one is allowed (a plugin test adds its own runs), writing its status is not
+	if err := w.Create(ar); err != nil {
+		t.Fatal(err)
+	}
+	runs := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns)
+	got, err := runs.Get(ctx, "guard", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Status.Phase = v1alpha1.AnalysisPhaseSuccessful
+	exps := w.c.Argo.ArgoprojV1alpha1().Experiments(w.ns)
+	attempts := map[string]error{}
+	_, attempts["AnalysisRun UpdateStatus"] = runs.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+	_, attempts["AnalysisRun Update"] = runs.Update(ctx, got, metav1.UpdateOptions{})
+	_, attempts["AnalysisRun status patch"] = runs.Patch(ctx, "guard", types.MergePatchType, []byte(`{"status":{"phase":"Successful"}}`), metav1.PatchOptions{}, "status")
+	_, attempts["Experiment status patch"] = exps.Patch(ctx, "any", types.MergePatchType, []byte(`{"status":{"phase":"Successful"}}`), metav1.PatchOptions{}, "status")
+	for what, err := range attempts {
+		if !errors.Is(err, ErrAnalysisStatusWrite) {
+			t.Errorf("%s by the recorder: %v, want %v", what, err, ErrAnalysisStatusWrite)
+		}
+	}
+	if n := w.RefusedWrites(); n != len(attempts) {
+		t.Errorf("%d refused writes counted, want %d", n, len(attempts))
+	}
+	// the guard is what refused: the same write through the controllers' clients goes through (the
+	// Rollouts CRDs give AnalysisRuns and Experiments no status subresource, so the analysis and
+	// experiment controllers write status with an update of the object itself)
+	if _, err := w.ctrl.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Errorf("the controllers' client cannot write the status either: %v", err)
+	}
+}
