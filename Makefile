@@ -107,4 +107,5 @@ E2E_GO127 = GOTOOLCHAIN=go1.27.3
 e2e:
 	cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
 	cd e2e/recorder && E2E_APISERVER=$(E2E_APISERVER) $(GO) test -count=1 -timeout 40m -run 'TestRecord|TestGuard' . $(E2E_UPDATE)
+	cd e2e/recorder/v1.10 && E2E_APISERVER=$(E2E_APISERVER) $(E2E_GO127) $(GO) test -count=1 -timeout 40m -tags rollouts_v1_10 . $(E2E_UPDATE)
 	$(GO) test -count=1 -timeout 30m ./e2e/ -run 'TestKargo|TestAnalysisRunsAreNotManaged' $(E2E_UPDATE)

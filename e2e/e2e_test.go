@@ -38,6 +38,13 @@ var knownLimits = map[string][]string{ // keyed by "<version>/<scenario>"
 		"Stage Healthy, not Unhealthy, at frame 18 (+190s) while checkout-54d7c4976f-2 Failed",
 		"with the barrier, the Promotion Succeeded at frame 18 (+190s) although not every analysis passed",
 	},
+	// The same on v1.10.2, where the failing measurement lands in the write that promotes: the Freight
+	// is verified on that Healthy frame.
+	"v1.10.2/canary-background-failed-after-promotion": {
+		"verified at frame 19 (+200s) although not every analysis passed (checkout-d75d5bf65-2 Failed)",
+		"Stage Healthy, not Unhealthy, at frame 19 (+200s) while checkout-d75d5bf65-2 Failed",
+		"with the barrier, the Promotion Succeeded at frame 19 (+200s) although not every analysis passed",
+	},
 	// The background run fails after the controller wrote the promotion. The controller itself ignores
 	// it (rollout/analysis.go reconcileBackgroundAnalysisRun returns nil once rolloututil.IsFullyPromoted)
 	// and the next Rollout write no longer mentions the run: no field of the Rollout shows the failure.

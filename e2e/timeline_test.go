@@ -41,7 +41,7 @@ const timelineDir = "testdata/timelines"
 
 // versions are the Argo Rollouts releases the recorder modules record with (e2e/recorder: v1.8.5,
 // e2e/recorder/v1.10: v1.10.2), one directory of timelines each.
-var versions = []string{"v1.8.5"}
+var versions = []string{"v1.8.5", "v1.10.2"}
 
 // loadTimelines reads every timeline recorded with a Rollouts version, canary before blue-green.
 func loadTimelines(t testing.TB, version string) []*timeline {
