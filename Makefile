@@ -18,7 +18,7 @@ export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
 # The full suite: the main module (engine, scripts, CLI, generator, Argo CD v2.14 and Argo Rollouts
 # conformance), the Argo CD v3.2 and v3.6 conformance modules, and the Argo Rollouts v1.10.2 corpus.
-test: skips-reset test-v2 test-v3 test-v36 test-rollouts110
+test: skips-reset test-v2 test-v3 test-v36 test-rollouts110 e2e
 	@$(MAKE) --no-print-directory skips-summary
 
 skips-reset:
@@ -104,8 +104,14 @@ example:
 E2E_UPDATE = $(if $(filter 1,$(UPDATE)),-update,)
 E2E_APISERVER ?= $(CURDIR)/bin/e2e-apiserver
 E2E_GO127 = GOTOOLCHAIN=go1.27.3
+# The plugin proof (docs/kargo.md) runs the plugin binary and the CLI of the main module, built once here.
+E2E_PLUGIN ?= $(CURDIR)/bin/rollouts-plugin-metric-analysis-health
+E2E_ANALYSIS_HEALTH ?= $(CURDIR)/bin/analysis-health
+E2E_ENV = E2E_APISERVER=$(E2E_APISERVER) E2E_PLUGIN=$(E2E_PLUGIN) E2E_ANALYSIS_HEALTH=$(E2E_ANALYSIS_HEALTH)
 e2e:
 	cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
-	cd e2e/recorder && E2E_APISERVER=$(E2E_APISERVER) $(GO) test -count=1 -timeout 40m -run 'TestRecord|TestGuard' . $(E2E_UPDATE)
-	cd e2e/recorder/v1.10 && E2E_APISERVER=$(E2E_APISERVER) $(E2E_GO127) $(GO) test -count=1 -timeout 40m -tags rollouts_v1_10 . $(E2E_UPDATE)
+	$(GO) build -o $(E2E_PLUGIN) ./cmd/rollouts-plugin-metric-analysis-health
+	$(GO) build -o $(E2E_ANALYSIS_HEALTH) ./cmd/analysis-health
+	cd e2e/recorder && $(E2E_ENV) $(GO) test -count=1 -timeout 60m -run 'TestRecord|TestGuard|TestPluginVerification' . $(E2E_UPDATE)
+	cd e2e/recorder/v1.10 && $(E2E_ENV) $(E2E_GO127) $(GO) test -count=1 -timeout 60m -tags rollouts_v1_10 . $(E2E_UPDATE)
 	$(GO) test -count=1 -timeout 30m ./e2e/ -run 'TestKargo|TestAnalysisRunsAreNotManaged' $(E2E_UPDATE)

@@ -43,6 +43,8 @@ type Cluster struct {
 	// Config reaches the API server with full rights. The controllers use clients made from it as they
 	// are; the recorder's own clients go through a guard (see guardTransport).
 	Config *rest.Config
+	// Kubeconfig is the path of the file holding Config, for processes of their own (a plugin).
+	Kubeconfig string
 }
 
 // StartCluster starts the API server program. The binary is $E2E_APISERVER if set (the Makefile builds
@@ -96,6 +98,7 @@ func StartCluster() (*Cluster, error) {
 		c.Close()
 		return nil, err
 	}
+	c.Kubeconfig = kubeconfig
 	if c.Config, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
 		c.Close()
 		return nil, err

@@ -120,10 +120,17 @@ type Options struct {
 	// then loads it as the controller's main does (utils/config InitializeConfig, utils/plugin
 	// DownloadPlugins), so metricProviderPlugins are downloaded and served to the analysis controller.
 	RolloutsConfig map[string]string
+	// AfterTick, if set, runs at the end of every Tick, after the frame is recorded: a proof that acts
+	// on the frames as they happen (the plugin verification) hooks in here.
+	AfterTick func(w *World) error
+	// Epoch, if set, is where the World's clock starts. A plugin process runs on the real clock and
+	// sets resumeAt from it, so the World must start near real time for the controller to resume it.
+	Epoch time.Time
 }
 
 // World is one namespace of the cluster with one set of real Rollouts controllers.
 type World struct {
+	opts Options
 	env  *Env
 	ns   string
 	ctrl *Clients // the controllers' clients
@@ -205,8 +212,11 @@ func quietLogs() {
 // controller/controller.go NewManager wires them, with the recorder's step queues.
 func (e *Env) NewWorld(opts Options) (*World, error) {
 	e.n++
-	w := &World{env: e, ns: fmt.Sprintf("s%02d", e.n), now: epoch, held: map[string]bool{},
+	w := &World{opts: opts, env: e, ns: fmt.Sprintf("s%02d", e.n), now: epoch, held: map[string]bool{},
 		firstSeen: map[types.UID]time.Time{}, rsReady: map[string]string{}, arState: map[string]string{}}
+	if !opts.Epoch.IsZero() {
+		w.now = opts.Epoch
+	}
 	log.StandardLogger().ReplaceHooks(log.LevelHooks{})
 	log.AddHook(errorHook{w})
 	timeutil.SetNowTimeFunc(w.clock)
@@ -797,7 +807,13 @@ func (w *World) Tick(action func() error) error {
 	if len(conflicts) > 0 && w.recording {
 		w.Event("a controller's write failed on a conflict (%s)", conflicts[0])
 	}
-	return w.record()
+	if err := w.record(); err != nil {
+		return err
+	}
+	if w.opts.AfterTick != nil {
+		return w.opts.AfterTick(w)
+	}
+	return nil
 }
 
 // noteReplicaSets turns changes of ReplicaSets' ready Pods into frame events.

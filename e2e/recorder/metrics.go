@@ -36,6 +36,8 @@ type MetricsServer struct {
 	srv     *http.Server
 	scripts map[string][]Answer
 	served  map[string]int
+	// requests counts every request, answered or not: the plugin proof shows it never adds one.
+	requests int
 }
 
 // Host is the recorded stand-in for the server's address: timelines must not depend on the port.
@@ -81,6 +83,7 @@ func (m *MetricsServer) Reset() {
 	defer m.mu.Unlock()
 	m.scripts = map[string][]Answer{}
 	m.served = map[string]int{}
+	m.requests = 0
 }
 
 // Served is how many requests of a metric were answered.
@@ -140,6 +143,9 @@ func (m *MetricsServer) Up() error {
 func (m *MetricsServer) Close() { _ = m.Down() }
 
 func (m *MetricsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	m.requests++
+	m.mu.Unlock()
 	var metric string
 	prom := false
 	switch {

@@ -28,3 +28,4 @@ func TestMain(m *testing.M) {
 func TestRecord(t *testing.T) { RunRecord(t, env, *update) }
 
 func TestGuard(t *testing.T) { RunGuard(t, env) }
+func TestPluginVerification(t *testing.T) { RunPluginVerification(t, env, *update) }

@@ -39,3 +39,4 @@ func TestVersion(t *testing.T) {
 func TestRecord(t *testing.T) { recorder.RunRecord(t, env, *update) }
 
 func TestGuard(t *testing.T) { recorder.RunGuard(t, env) }
+func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, env, *update) }
