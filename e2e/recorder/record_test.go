@@ -28,4 +28,6 @@ func TestMain(m *testing.M) {
 func TestRecord(t *testing.T) { RunRecord(t, env, *update) }
 
 func TestGuard(t *testing.T) { RunGuard(t, env) }
+
+// TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
 func TestPluginVerification(t *testing.T) { RunPluginVerification(t, env, *update) }

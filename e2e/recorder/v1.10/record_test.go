@@ -39,4 +39,6 @@ func TestVersion(t *testing.T) {
 func TestRecord(t *testing.T) { recorder.RunRecord(t, env, *update) }
 
 func TestGuard(t *testing.T) { recorder.RunGuard(t, env) }
+
+// TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
 func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, env, *update) }
