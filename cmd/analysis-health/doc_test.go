@@ -112,7 +112,8 @@ prints it (four-space indentation), and a multi-document stream of releases of t
 	b.WriteString("output is checked: one row per object, in input order.\n\n")
 	b.WriteString("| input | output | objects | input size | objects/s (wall) | CPU per object | objects per CPU-second | cores used | peak RSS | RSS / input | load average |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
-	var worstRate, worstRatio, bestCapacity float64 = -1, 0, -1
+	var worstRatio, bestCapacity float64 = 0, -1
+	rates := map[string]float64{}
 	for _, run := range []struct{ input, format string }{{"json", "table"}, {"json", "json"}, {"json", "yaml"}, {"yaml", "table"}} {
 		r, err := get("BenchmarkBulkHealth/input=" + run.input + "/output=" + run.format)
 		if err != nil {
@@ -126,16 +127,30 @@ prints it (four-space indentation), and a multi-document stream of releases of t
 		if run.input != "json" {
 			continue
 		}
-		if worstRate < 0 || m["objects/s"] < worstRate {
-			worstRate = m["objects/s"]
-		}
+		rates[run.format] = m["objects/s"]
 		if bestCapacity < 0 || 2*m["objects/cpu-s"] < bestCapacity {
 			bestCapacity = 2 * m["objects/cpu-s"]
 		}
 		worstRatio = max(worstRatio, m["RSS/input"])
 	}
-	fmt.Fprintf(&b, "\nAgainst the target (on the JSON List: ≥ 10,000 objects/s on 2 cores, peak RSS ≤ 4× the input): peak RSS is at\nmost **%.2f×** the input. Measured throughput is at least **%.0f objects/s** at the load above; the CPU cost per\nobject gives **%.0f objects/s** on two otherwise idle cores (2 × objects per CPU-second, the slowest format),\nwhich the measured \"cores used\" approaches as the machine's load falls. The YAML List (the same objects as\n`kubectl get -o yaml` prints them) is cut into items too; it costs more per object because sigs.k8s.io/yaml\ndecodes each item (YAML to JSON to maps), where a JSON item goes straight into Lua.\n",
-		worstRatio, worstRate, bestCapacity)
+	met := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "**not met**"
+	}
+	// The target is the verb as users run it, `health -f list.json`, whose default output is the table;
+	// the other formats are shown against it too, since they cost more to print.
+	fmt.Fprintf(&b, "\nAgainst the target (on the JSON List: ≥ 10,000 objects/s on 2 cores, peak RSS ≤ 4× the input):\n\n"+
+		"* throughput of `health -f` (default table output): **%.0f objects/s** (%s); with `-o json` %.0f (%s), with `-o yaml` %.0f (%s),\n"+
+		"  at the load averages above;\n"+
+		"* peak RSS at most **%.2f×** the input (%s);\n"+
+		"* CPU cost per object: %.0f objects/s on two otherwise idle cores (2 × objects per CPU-second, the slowest\n"+
+		"  format), which the measured \"cores used\" approaches as the machine's load falls.\n\n"+
+		"The YAML List (the same objects as `kubectl get -o yaml` prints them) is cut into items too; it costs more per\n"+
+		"object because sigs.k8s.io/yaml decodes each item (YAML to JSON to maps), where a JSON item goes straight into Lua.\n",
+		rates["table"], met(rates["table"] >= 10000), rates["json"], met(rates["json"] >= 10000), rates["yaml"], met(rates["yaml"] >= 10000),
+		worstRatio, met(worstRatio <= 4), bestCapacity)
 	if r, err := get("BenchmarkBulkHealth/input=json/output=table"); err == nil {
 		m := r.metrics
 		fmt.Fprintf(&b, "\nThe bundled fixtures are about %.1f KB each as kubectl prints them in JSON, so this List is %.0f MB where the\ngoal's is about 30 MB: more bytes to read per object than the goal assumes.\n",
