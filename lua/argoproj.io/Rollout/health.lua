@@ -1,73 +1,60 @@
 -- analysis-health: argoproj.io/Rollout health that carries the verdict of the Rollout's AnalysisRuns.
 -- Runs in Argo CD's argocd-cm sandbox: base, table and package only (no string, math or os), so every
 -- value read from the object is type-checked before use and messages are built with `..` and tostring.
--- Argo CD v2 parses the script on every evaluation and runs it on every reconcile, so the parsed path
--- covers a Rollout with no analysis in flight or failed; the analysis rules, and the code for controllers
--- older than v1.0, sit in long strings compiled only for the objects that need them.
+-- Argo CD v2 parses the whole script on every evaluation, long strings included, so the parsed path is
+-- as few tokens as a Rollout with no analysis in flight or failed needs; the analysis rules, and the code
+-- for controllers older than v1.0, sit in long strings compiled only for the objects that need them. The
+-- parsed path builds no table it does not return, which is what v3.6 (compiled once) pays for.
 -- Semantics, with upstream citations: docs/health-semantics.md.
 
 -- analysis-health:options
 local inconclusiveStatus = "Suspended"
 -- analysis-health:end-options
 
-local function tbl(v)
-  if type(v) == "table" then
-    return v
-  end
-  return {}
-end
-
 -- Generation gates, as Argo CD's built-in script: until the controller has observed the current spec,
 -- every status field (phase and analysis run statuses alike) describes the previous revision. A
 -- non-numeric or larger observedGeneration is a pre-v0.10 hash: nothing to compare.
-local hs = { status = "Progressing", message = "Waiting for rollout spec update to be observed" }
 local st = obj.status
-if type(st) ~= "table" then
-  return hs
-end
-local md, sp = tbl(obj.metadata), tbl(obj.spec)
-local observed, generation = tonumber(st.observedGeneration), tonumber(md.generation)
-if observed ~= nil and generation ~= nil and observed < generation then
-  return hs
-end
-local an = md.annotations
-if sp.workloadRef ~= nil and type(an) == "table"
-    and tonumber(an["rollout.argoproj.io/workload-generation"]) ~= tonumber(st.workloadObservedGeneration) then
-  return hs
-end
+if type(st) == "table" then
+  local md, sp = obj.metadata, obj.spec
+  md = type(md) == "table" and md or {}
+  sp = type(sp) == "table" and sp or {}
+  local observed, generation, an = tonumber(st.observedGeneration), tonumber(md.generation), md.annotations
+  if not (observed and generation and observed < generation or sp.workloadRef ~= nil and type(an) == "table"
+      and tonumber(an["rollout.argoproj.io/workload-generation"]) ~= tonumber(st.workloadObservedGeneration)) then
+    local c, b, phase, message = st.canary, st.blueGreen, st.phase, st.message
+    c = type(c) == "table" and c or {}
+    b = type(b) == "table" and b or {}
+    if type(message) ~= "string" then
+      message = ""
+    end
 
-local c, b = tbl(st.canary), tbl(st.blueGreen)
-local phase, message = st.phase, st.message
-if type(message) ~= "string" then
-  message = ""
-end
+    -- The four places where the controller copies the current AnalysisRun's name, phase and message, the
+    -- current experiment, and the pause an inconclusive result causes: when none of them holds anything
+    -- but a passed analysis, the controller's phase is the whole story.
+    local function settled(e)
+      return type(e) ~= "table" or e.status == "Successful"
+    end
+    local quiet = settled(c.currentStepAnalysisRunStatus) and settled(c.currentBackgroundAnalysisRunStatus)
+        and settled(b.prePromotionAnalysisRunStatus) and settled(b.postPromotionAnalysisRunStatus)
+        and (c.currentExperiment == nil or c.currentExperiment == "")
+    local pauses = st.pauseConditions
+    if type(pauses) == "table" then
+      for _, p in ipairs(pauses) do
+        p = type(p) == "table" and p.reason
+        quiet = quiet and p ~= "InconclusiveAnalysisRun" and p ~= "InconclusiveExperiment"
+      end
+    end
 
--- The four places where the controller copies the current AnalysisRun's name, phase and message, the
--- current experiment, and the pause an inconclusive result causes: when none of them holds anything but
--- a passed analysis, the controller's phase is the whole story.
-local function settled(e)
-  return type(e) ~= "table" or e.status == "Successful"
-end
-local quiet = settled(c.currentStepAnalysisRunStatus) and settled(c.currentBackgroundAnalysisRunStatus)
-    and settled(b.prePromotionAnalysisRunStatus) and settled(b.postPromotionAnalysisRunStatus)
-    and (c.currentExperiment == nil or c.currentExperiment == "")
-for _, p in ipairs(tbl(st.pauseConditions)) do
-  local reason = tbl(p).reason
-  quiet = quiet and reason ~= "InconclusiveAnalysisRun" and reason ~= "InconclusiveExperiment"
-end
-
-if not quiet then
-  local verdict, promotedDespite = loadstring([[
-local st, c, b, phase, message, inconclusiveStatus, tbl = ...
+    if not quiet then
+      local verdict, promotedDespite = loadstring([[
+local st, c, b, phase, message, inconclusiveStatus = ...
 local function str(v)
   local t = type(v)
-  if t == "string" then
-    return v
-  end
-  if t == "number" or t == "boolean" then
-    return tostring(v)
-  end
-  return ""
+  return (t == "string" or t == "number" or t == "boolean") and tostring(v) or ""
+end
+local function tbl(v)
+  return type(v) == "table" and v or {}
 end
 phase = str(phase)
 
@@ -76,33 +63,13 @@ phase = str(phase)
 -- verdict someone overrode, not one still pending.
 local promoted = phase == "Healthy" and str(st.stableRS) ~= "" and str(st.stableRS) == str(st.currentPodHash)
 local failed, busy, inconclusive, overridden = {}, {}, {}, {}
-for _, r in ipairs({
-  { "Step analysis", c.currentStepAnalysisRunStatus },
-  { "Background analysis", c.currentBackgroundAnalysisRunStatus },
-  { "Pre-promotion analysis", b.prePromotionAnalysisRunStatus, true },
-  { "Post-promotion analysis", b.postPromotionAnalysisRunStatus, true },
-}) do
-  local e = r[2]
+local function run(label, e, promotion)
   if type(e) == "table" then
     local status, name, m = str(e.status), str(e.name), str(e.message)
-    local d = r[1] .. " run"
-    if name ~= "" then
-      d = d .. " " .. name
-    end
-    if status == "" then
-      d = d .. " Pending"
-    else
-      d = d .. " " .. status
-    end
-    if m ~= "" then
-      d = d .. ": " .. m
-    end
+    local d = label .. " run" .. (name ~= "" and " " .. name or "") .. " " .. (status ~= "" and status or "Pending")
+        .. (m ~= "" and ": " .. m or "")
     if status == "Failed" or status == "Error" then
-      if promoted and r[3] then
-        table.insert(overridden, d)
-      else
-        table.insert(failed, d)
-      end
+      table.insert(promoted and promotion and overridden or failed, d)
     elseif status == "Inconclusive" then
       table.insert(inconclusive, d)
     elseif status ~= "Successful" then
@@ -111,20 +78,21 @@ for _, r in ipairs({
     end
   end
 end
+run("Step analysis", c.currentStepAnalysisRunStatus)
+run("Background analysis", c.currentBackgroundAnalysisRunStatus)
+run("Pre-promotion analysis", b.prePromotionAnalysisRunStatus, true)
+run("Post-promotion analysis", b.postPromotionAnalysisRunStatus, true)
 
 local pausedRun, pausedExperiment = false, false
 for _, p in ipairs(tbl(st.pauseConditions)) do
-  local reason = str(tbl(p).reason)
-  pausedRun = pausedRun or reason == "InconclusiveAnalysisRun"
-  pausedExperiment = pausedExperiment or reason == "InconclusiveExperiment"
+  p = str(tbl(p).reason)
+  pausedRun = pausedRun or p == "InconclusiveAnalysisRun"
+  pausedExperiment = pausedExperiment or p == "InconclusiveExperiment"
 end
 local isInconclusive = #inconclusive > 0 or pausedRun or pausedExperiment
-local inconclusiveMessage = table.concat(inconclusive, "; ")
-if #inconclusive == 0 and pausedExperiment then
-  inconclusiveMessage = "Experiment analysis was inconclusive: rollout paused (InconclusiveExperiment)"
-elseif #inconclusive == 0 then
-  inconclusiveMessage = "Analysis was inconclusive: rollout paused (InconclusiveAnalysisRun)"
-end
+local inconclusiveMessage = #inconclusive > 0 and table.concat(inconclusive, "; ")
+    or pausedExperiment and "Experiment analysis was inconclusive: rollout paused (InconclusiveExperiment)"
+    or "Analysis was inconclusive: rollout paused (InconclusiveAnalysisRun)"
 
 if #failed > 0 then
   return { status = "Degraded", message = table.concat(failed, "; ") }
@@ -138,10 +106,10 @@ end
 -- Controllers before v1.0 write no phase: their Degraded verdicts are the conditions Argo CD's legacy
 -- logic reads, and they outrank an inconclusive pause or a run in flight here exactly as a phase does.
 if phase == "" then
-  for _, condition in ipairs(tbl(st.conditions)) do
-    local cd = tbl(condition)
+  for _, cd in ipairs(tbl(st.conditions)) do
+    cd = tbl(cd)
     local ctype, reason = str(cd.type), str(cd.reason)
-    if ctype == "InvalidSpec" or (ctype == "Progressing" and (reason == "RolloutAborted" or reason == "ProgressDeadlineExceeded")) then
+    if ctype == "InvalidSpec" or ctype == "Progressing" and (reason == "RolloutAborted" or reason == "ProgressDeadlineExceeded") then
       return { status = "Degraded", message = str(cd.message) }
     end
   end
@@ -152,10 +120,7 @@ end
 -- An inconclusive verdict pauses the rollout until someone promotes, retries or aborts it; runs still
 -- measuring meanwhile (a background run without count) do not make it progress, so they are only listed.
 if isInconclusive then
-  if #busy > 0 then
-    inconclusiveMessage = inconclusiveMessage .. "; " .. table.concat(busy, "; ")
-  end
-  return { status = inconclusiveStatus, message = inconclusiveMessage }
+  return { status = inconclusiveStatus, message = #busy > 0 and inconclusiveMessage .. "; " .. table.concat(busy, "; ") or inconclusiveMessage }
 end
 if #busy > 0 then
   return { status = "Progressing", message = table.concat(busy, "; ") }
@@ -163,69 +128,60 @@ end
 if #overridden > 0 then
   return nil, "Promoted despite " .. table.concat(overridden, "; ")
 end
-return nil
-]])(st, c, b, phase, message, inconclusiveStatus, tbl)
-  if verdict ~= nil then
-    return verdict
-  end
-  message = promotedDespite or message
-end
+]])(st, c, b, phase, message, inconclusiveStatus)
+      if verdict ~= nil then
+        return verdict
+      end
+      message = promotedDespite or message
+    end
 
--- Argo Rollouts v1.0+ records phase and message; surface them as Argo CD's built-in script does.
-local status = ({ Paused = "Suspended", Healthy = "Healthy", Progressing = "Progressing", Degraded = "Degraded" })[phase]
-if status ~= nil then
-  return { status = status, message = message }
-end
+    -- Argo Rollouts v1.0+ records phase and message; surface them as Argo CD's built-in script does.
+    if phase == "Paused" then
+      return { status = "Suspended", message = message }
+    end
+    if phase == "Healthy" or phase == "Progressing" or phase == "Degraded" then
+      return { status = phase, message = message }
+    end
 
--- A phase this script does not know, or none: controllers older than v1.0 write no phase, and get Argo
--- CD's built-in legacy logic.
-return loadstring([[
-local st, sp, c, b, tbl, phase, message = ...
+    -- A phase this script does not know, or none: controllers older than v1.0 write no phase, and get
+    -- Argo CD's built-in legacy logic.
+    return loadstring([[
+local st, sp, c, b, phase, message = ...
 local function str(v)
   local t = type(v)
-  if t == "string" then
-    return v
-  end
-  if t == "number" or t == "boolean" then
-    return tostring(v)
-  end
-  return ""
+  return (t == "string" or t == "number" or t == "boolean") and tostring(v) or ""
+end
+local function tbl(v)
+  return type(v) == "table" and v or {}
 end
 if str(phase) ~= "" then
   return { status = "Progressing", message = "Unrecognised rollout phase " .. str(phase) .. ": " .. message }
 end
-
-for _, condition in ipairs(tbl(st.conditions)) do
-  local ctype, reason = str(tbl(condition).type), str(tbl(condition).reason)
-  if ctype == "InvalidSpec" or (ctype == "Progressing" and (reason == "RolloutAborted" or reason == "ProgressDeadlineExceeded")) then
-    return { status = "Degraded", message = str(condition.message) }
+for _, cd in ipairs(tbl(st.conditions)) do
+  local ctype, reason = str(tbl(cd).type), str(tbl(cd).reason)
+  if ctype == "InvalidSpec" or ctype == "Progressing" and (reason == "RolloutAborted" or reason == "ProgressDeadlineExceeded") then
+    return { status = "Degraded", message = str(cd.message) }
   end
 end
-if (type(st.pauseConditions) == "table" and #st.pauseConditions > 0) or sp.paused == true then
+if type(st.pauseConditions) == "table" and #st.pauseConditions > 0 or sp.paused == true then
   return { status = "Suspended", message = "Rollout is paused" }
 end
 if st.currentPodHash == nil then
   return { status = "Progressing", message = "Waiting for rollout to finish: status has not been reconciled." }
 end
-local function number(v, default)
-  return tonumber(v) or default
-end
-local desired, replicas = number(sp.replicas, 1), number(st.replicas, 0)
-local updated, available = number(st.updatedReplicas, 0), number(st.availableReplicas, 0)
-if updated < desired then
+local replicas, updated, available = tonumber(st.replicas) or 0, tonumber(st.updatedReplicas) or 0, tonumber(st.availableReplicas) or 0
+if updated < (tonumber(sp.replicas) or 1) then
   return { status = "Progressing", message = "Waiting for roll out to finish: More replicas need to be updated" }
 end
 if available < updated then
   return { status = "Progressing", message = "Waiting for roll out to finish: updated replicas are still becoming available" }
 end
 -- v0.8 moved status.canary.stableRS to status.stableRS
-local stableRS = st.stableRS
+local stableRS, hash, strategy = st.stableRS, str(st.currentPodHash), tbl(sp.strategy)
 if stableRS == nil then
   stableRS = c.stableRS
 end
 stableRS = str(stableRS)
-local hash = str(st.currentPodHash)
-local strategy = tbl(sp.strategy)
 if strategy.blueGreen ~= nil then
   if type(st.blueGreen) ~= "table" or str(b.activeSelector) ~= hash then
     return { status = "Progressing", message = "active service cutover pending" }
@@ -242,4 +198,7 @@ elseif strategy.canary ~= nil then
   end
 end
 return { status = "Healthy", message = "" }
-]])(st, sp, c, b, tbl, phase, message)
+]])(st, sp, c, b, phase, message)
+  end
+end
+return { status = "Progressing", message = "Waiting for rollout spec update to be observed" }

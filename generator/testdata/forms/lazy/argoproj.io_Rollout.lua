@@ -2,29 +2,17 @@
 -- analysis-health:options
 local inconclusiveStatus = "Suspended"
 -- analysis-health:end-options
-local function tbl(v)
-if type(v)=="table"then
-return v
-end
-return{}
-end
-local hs={status="Progressing",message="Waiting for rollout spec update to be observed"}
 local st=obj.status
-if type(st)~="table"then
-return hs
-end
-local md,sp=tbl(obj.metadata),tbl(obj.spec)
-local observed,generation=tonumber(st.observedGeneration),tonumber(md.generation)
-if observed~=nil and generation~=nil and observed<generation then
-return hs
-end
-local an=md.annotations
-if sp.workloadRef~=nil and type(an)=="table"
-and tonumber(an["rollout.argoproj.io/workload-generation"])~=tonumber(st.workloadObservedGeneration)then
-return hs
-end
-local c,b=tbl(st.canary),tbl(st.blueGreen)
-local phase,message=st.phase,st.message
+if type(st)=="table"then
+local md,sp=obj.metadata,obj.spec
+md=type(md)=="table"and md or{}
+sp=type(sp)=="table"and sp or{}
+local observed,generation,an=tonumber(st.observedGeneration),tonumber(md.generation),md.annotations
+if not(observed and generation and observed<generation or sp.workloadRef~=nil and type(an)=="table"
+and tonumber(an["rollout.argoproj.io/workload-generation"])~=tonumber(st.workloadObservedGeneration))then
+local c,b,phase,message=st.canary,st.blueGreen,st.phase,st.message
+c=type(c)=="table"and c or{}
+b=type(b)=="table"and b or{}
 if type(message)~="string"then
 message=""
 end
@@ -34,53 +22,33 @@ end
 local quiet=settled(c.currentStepAnalysisRunStatus)and settled(c.currentBackgroundAnalysisRunStatus)
 and settled(b.prePromotionAnalysisRunStatus)and settled(b.postPromotionAnalysisRunStatus)
 and(c.currentExperiment==nil or c.currentExperiment=="")
-for _,p in ipairs(tbl(st.pauseConditions))do
-local reason=tbl(p).reason
-quiet=quiet and reason~="InconclusiveAnalysisRun"and reason~="InconclusiveExperiment"
+local pauses=st.pauseConditions
+if type(pauses)=="table"then
+for _,p in ipairs(pauses)do
+p=type(p)=="table"and p.reason
+quiet=quiet and p~="InconclusiveAnalysisRun"and p~="InconclusiveExperiment"
+end
 end
 if not quiet then
 local verdict,promotedDespite=loadstring([[
-local st,c,b,phase,message,inconclusiveStatus,tbl=...
+local st,c,b,phase,message,inconclusiveStatus=...
 local function str(v)
 local t=type(v)
-if t=="string"then
-return v
+return(t=="string"or t=="number"or t=="boolean")and tostring(v)or""
 end
-if t=="number"or t=="boolean"then
-return tostring(v)
-end
-return""
+local function tbl(v)
+return type(v)=="table"and v or{}
 end
 phase=str(phase)
 local promoted=phase=="Healthy"and str(st.stableRS)~=""and str(st.stableRS)==str(st.currentPodHash)
 local failed,busy,inconclusive,overridden={},{},{},{}
-for _,r in ipairs({
-{"Step analysis",c.currentStepAnalysisRunStatus},
-{"Background analysis",c.currentBackgroundAnalysisRunStatus},
-{"Pre-promotion analysis",b.prePromotionAnalysisRunStatus,true},
-{"Post-promotion analysis",b.postPromotionAnalysisRunStatus,true},
-})do
-local e=r[2]
+local function run(label,e,promotion)
 if type(e)=="table"then
 local status,name,m=str(e.status),str(e.name),str(e.message)
-local d=r[1].." run"
-if name~=""then
-d=d .." "..name
-end
-if status==""then
-d=d .." Pending"
-else
-d=d .." "..status
-end
-if m~=""then
-d=d ..": "..m
-end
+local d=label .." run"..(name~=""and" "..name or"").." "..(status~=""and status or"Pending")
+..(m~=""and": "..m or"")
 if status=="Failed"or status=="Error"then
-if promoted and r[3]then
-table.insert(overridden,d)
-else
-table.insert(failed,d)
-end
+table.insert(promoted and promotion and overridden or failed,d)
 elseif status=="Inconclusive"then
 table.insert(inconclusive,d)
 elseif status~="Successful"then
@@ -88,19 +56,20 @@ table.insert(busy,d)
 end
 end
 end
+run("Step analysis",c.currentStepAnalysisRunStatus)
+run("Background analysis",c.currentBackgroundAnalysisRunStatus)
+run("Pre-promotion analysis",b.prePromotionAnalysisRunStatus,true)
+run("Post-promotion analysis",b.postPromotionAnalysisRunStatus,true)
 local pausedRun,pausedExperiment=false,false
 for _,p in ipairs(tbl(st.pauseConditions))do
-local reason=str(tbl(p).reason)
-pausedRun=pausedRun or reason=="InconclusiveAnalysisRun"
-pausedExperiment=pausedExperiment or reason=="InconclusiveExperiment"
+p=str(tbl(p).reason)
+pausedRun=pausedRun or p=="InconclusiveAnalysisRun"
+pausedExperiment=pausedExperiment or p=="InconclusiveExperiment"
 end
 local isInconclusive=#inconclusive>0 or pausedRun or pausedExperiment
-local inconclusiveMessage=table.concat(inconclusive,"; ")
-if#inconclusive==0 and pausedExperiment then
-inconclusiveMessage="Experiment analysis was inconclusive: rollout paused (InconclusiveExperiment)"
-elseif#inconclusive==0 then
-inconclusiveMessage="Analysis was inconclusive: rollout paused (InconclusiveAnalysisRun)"
-end
+local inconclusiveMessage=#inconclusive>0 and table.concat(inconclusive,"; ")
+or pausedExperiment and"Experiment analysis was inconclusive: rollout paused (InconclusiveExperiment)"
+or"Analysis was inconclusive: rollout paused (InconclusiveAnalysisRun)"
 if#failed>0 then
 return{status="Degraded",message=table.concat(failed,"; ")}
 end
@@ -111,10 +80,10 @@ if phase=="Degraded"then
 return{status="Degraded",message=message}
 end
 if phase==""then
-for _,condition in ipairs(tbl(st.conditions))do
-local cd=tbl(condition)
+for _,cd in ipairs(tbl(st.conditions))do
+cd=tbl(cd)
 local ctype,reason=str(cd.type),str(cd.reason)
-if ctype=="InvalidSpec"or(ctype=="Progressing"and(reason=="RolloutAborted"or reason=="ProgressDeadlineExceeded"))then
+if ctype=="InvalidSpec"or ctype=="Progressing"and(reason=="RolloutAborted"or reason=="ProgressDeadlineExceeded")then
 return{status="Degraded",message=str(cd.message)}
 end
 end
@@ -123,10 +92,7 @@ if str(c.currentExperiment)~=""then
 table.insert(busy,"Experiment "..str(c.currentExperiment).." is running")
 end
 if isInconclusive then
-if#busy>0 then
-inconclusiveMessage=inconclusiveMessage .."; "..table.concat(busy,"; ")
-end
-return{status=inconclusiveStatus,message=inconclusiveMessage}
+return{status=inconclusiveStatus,message=#busy>0 and inconclusiveMessage .."; "..table.concat(busy,"; ")or inconclusiveMessage}
 end
 if#busy>0 then
 return{status="Progressing",message=table.concat(busy,"; ")}
@@ -134,62 +100,54 @@ end
 if#overridden>0 then
 return nil,"Promoted despite "..table.concat(overridden,"; ")
 end
-return nil
-]])(st,c,b,phase,message,inconclusiveStatus,tbl)
+]])(st,c,b,phase,message,inconclusiveStatus)
 if verdict~=nil then
 return verdict
 end
 message=promotedDespite or message
 end
-local status=({Paused="Suspended",Healthy="Healthy",Progressing="Progressing",Degraded="Degraded"})[phase]
-if status~=nil then
-return{status=status,message=message}
+if phase=="Paused"then
+return{status="Suspended",message=message}
+end
+if phase=="Healthy"or phase=="Progressing"or phase=="Degraded"then
+return{status=phase,message=message}
 end
 return loadstring([[
-local st,sp,c,b,tbl,phase,message=...
+local st,sp,c,b,phase,message=...
 local function str(v)
 local t=type(v)
-if t=="string"then
-return v
+return(t=="string"or t=="number"or t=="boolean")and tostring(v)or""
 end
-if t=="number"or t=="boolean"then
-return tostring(v)
-end
-return""
+local function tbl(v)
+return type(v)=="table"and v or{}
 end
 if str(phase)~=""then
 return{status="Progressing",message="Unrecognised rollout phase "..str(phase)..": "..message}
 end
-for _,condition in ipairs(tbl(st.conditions))do
-local ctype,reason=str(tbl(condition).type),str(tbl(condition).reason)
-if ctype=="InvalidSpec"or(ctype=="Progressing"and(reason=="RolloutAborted"or reason=="ProgressDeadlineExceeded"))then
-return{status="Degraded",message=str(condition.message)}
+for _,cd in ipairs(tbl(st.conditions))do
+local ctype,reason=str(tbl(cd).type),str(tbl(cd).reason)
+if ctype=="InvalidSpec"or ctype=="Progressing"and(reason=="RolloutAborted"or reason=="ProgressDeadlineExceeded")then
+return{status="Degraded",message=str(cd.message)}
 end
 end
-if(type(st.pauseConditions)=="table"and#st.pauseConditions>0)or sp.paused==true then
+if type(st.pauseConditions)=="table"and#st.pauseConditions>0 or sp.paused==true then
 return{status="Suspended",message="Rollout is paused"}
 end
 if st.currentPodHash==nil then
 return{status="Progressing",message="Waiting for rollout to finish: status has not been reconciled."}
 end
-local function number(v,default)
-return tonumber(v)or default
-end
-local desired,replicas=number(sp.replicas,1),number(st.replicas,0)
-local updated,available=number(st.updatedReplicas,0),number(st.availableReplicas,0)
-if updated<desired then
+local replicas,updated,available=tonumber(st.replicas)or 0,tonumber(st.updatedReplicas)or 0,tonumber(st.availableReplicas)or 0
+if updated<(tonumber(sp.replicas)or 1)then
 return{status="Progressing",message="Waiting for roll out to finish: More replicas need to be updated"}
 end
 if available<updated then
 return{status="Progressing",message="Waiting for roll out to finish: updated replicas are still becoming available"}
 end
-local stableRS=st.stableRS
+local stableRS,hash,strategy=st.stableRS,str(st.currentPodHash),tbl(sp.strategy)
 if stableRS==nil then
 stableRS=c.stableRS
 end
 stableRS=str(stableRS)
-local hash=str(st.currentPodHash)
-local strategy=tbl(sp.strategy)
 if strategy.blueGreen~=nil then
 if type(st.blueGreen)~="table"or str(b.activeSelector)~=hash then
 return{status="Progressing",message="active service cutover pending"}
@@ -206,4 +164,7 @@ return{status="Progressing",message="Waiting for rollout to finish steps"}
 end
 end
 return{status="Healthy",message=""}
-]])(st,sp,c,b,tbl,phase,message)
+]])(st,sp,c,b,phase,message)
+end
+end
+return{status="Progressing",message="Waiting for rollout spec update to be observed"}
