@@ -32,6 +32,41 @@ end
 if not quiet then
 local verdict,promotedDespite=loadstring([[
 local st,c,b,phase,message,inconclusiveStatus=...
+local busy,full={},phase~="Healthy"and phase~="Paused"and phase~="Progressing"
+local function str(v)
+if v==nil or type(v)=="string"then
+return v or""
+end
+full=true
+return""
+end
+local function run(label,e)
+if type(e)=="table"then
+local status,name,m=str(e.status),str(e.name),str(e.message)
+if status=="Failed"or status=="Error"or status=="Inconclusive"then
+full=true
+elseif status~="Successful"then
+table.insert(busy,label .." run"..(name~=""and" "..name or"").." "..(status~=""and status or"Pending")
+..(m~=""and": "..m or""))
+end
+end
+end
+run("Step analysis",c.currentStepAnalysisRunStatus)
+run("Background analysis",c.currentBackgroundAnalysisRunStatus)
+run("Pre-promotion analysis",b.prePromotionAnalysisRunStatus)
+run("Post-promotion analysis",b.postPromotionAnalysisRunStatus)
+local experiment=str(c.currentExperiment)
+if experiment~=""then
+table.insert(busy,"Experiment "..experiment .." is running")
+end
+local pauses=st.pauseConditions
+for _,p in ipairs(type(pauses)=="table"and pauses or{})do
+p=type(p)=="table"and p.reason
+full=full or p=="InconclusiveAnalysisRun"or p=="InconclusiveExperiment"
+end
+if full then
+return loadstring([==[
+local st,c,b,phase,message,inconclusiveStatus=...
 local function str(v)
 local t=type(v)
 return(t=="string"or t=="number"or t=="boolean")and tostring(v)or""
@@ -99,6 +134,11 @@ return{status="Progressing",message=table.concat(busy,"; ")}
 end
 if#overridden>0 then
 return nil,"Promoted despite "..table.concat(overridden,"; ")
+end
+]==])(st,c,b,phase,message,inconclusiveStatus)
+end
+if#busy>0 then
+return{status="Progressing",message=table.concat(busy,"; ")}
 end
 ]])(st,c,b,phase,message,inconclusiveStatus)
 if verdict~=nil then
