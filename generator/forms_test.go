@@ -106,22 +106,22 @@ func TestMinify(t *testing.T) {
 		"local f = loadstring([[\n  local a, b = ...\n  -- inner comment\n  return a  ..  b\n]])\nreturn f('x', 'y')",
 		"local a = {}\na [ [[k]] ] = 1\nreturn a",
 	} {
-		out, err := minify(src)
+		out, ren, err := minify(src)
 		if err != nil {
 			t.Errorf("%q: %v", src, err)
 			continue
 		}
-		if err := sameCode(src, out); err != nil {
+		if err := sameCode(src, out, ren); err != nil {
 			t.Errorf("%q minified to %q: %v", src, out, err)
 		}
 		if len(out) > len(src) {
 			t.Errorf("%q grew to %q", src, out)
 		}
 	}
-	if err := sameCode("return 1 + 2", "return 1 - 2"); err == nil {
+	if err := sameCode("return 1 + 2", "return 1 - 2", nil); err == nil {
 		t.Error("sameCode missed a changed operator")
 	}
-	if err := sameCode(`return loadstring([[return 1]])`, `return loadstring([[return 2]])`); err == nil {
+	if err := sameCode(`return loadstring([[return 1]])`, `return loadstring([[return 2]])`, nil); err == nil {
 		t.Error("sameCode missed a changed chunk")
 	}
 }
@@ -169,5 +169,58 @@ func TestFormsGolden(t *testing.T) {
 			t.Errorf("%s argocd-cm: the header's command does not name the Argo CD version", version)
 		}
 		golden.File(t, filepath.Join("testdata", "forms", string(f), "argocd-cm.yaml"), files[0].Data)
+	}
+}
+
+// What the VM pays per evaluation for the lazy form (Argo CD v2.x–v3.5 parse and compile the whole script
+// on every call): lexing and parsing the main chunk, long strings included, and compiling it. "chunks" is
+// what an object reaching every lazily compiled chunk pays on top (each compiled by loadstring).
+func BenchmarkLazyParse(b *testing.B) {
+	for _, k := range lua.Kinds() {
+		lazy, err := Script(k, Options{ArgoCDVersion: "v2.14"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(k.Kind+"/main", func(b *testing.B) {
+			b.SetBytes(int64(len(lazy)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := compileChunk(lazy); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		bodies := chunkBodies(b, lazy)
+		b.Run(k.Kind+"/chunks", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, body := range bodies {
+					if _, err := compileChunk(body); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// chunkBodies is every lazily compiled chunk of src, nested ones included, as loadstring receives it.
+func chunkBodies(tb testing.TB, src string) []string {
+	tb.Helper()
+	var out []string
+	for rest := src; ; {
+		loc := lazyChunk.FindStringSubmatchIndex(rest)
+		if loc == nil {
+			return out
+		}
+		closing := "]" + rest[loc[2]:loc[3]] + "]"
+		end := strings.Index(rest[loc[1]:], closing)
+		if end < 0 {
+			tb.Fatalf("unclosed chunk in %q", rest[loc[0]:])
+		}
+		body := strings.TrimPrefix(rest[loc[1]:loc[1]+end], "\n")
+		out = append(out, body)
+		out = append(out, chunkBodies(tb, body)...)
+		rest = rest[loc[1]+end+len(closing):]
 	}
 }
