@@ -104,7 +104,9 @@ func TestMinify(t *testing.T) {
 		"local t = { 1 .. 2, 3 }\nlocal u = t [ 1 ] == t[2]\nreturn u ~= nil, #t, ... ",
 		"--[[ block\ncomment ]] local x = 0x1F + 1e-3 + 1.5\n--[==[ another ]==]\nreturn x",
 		"local f = loadstring([[\n  local a, b = ...\n  -- inner comment\n  return a  ..  b\n]])\nreturn f('x', 'y')",
-		"local a = {}\na [ [[k]] ] = 1\nreturn a",
+		"local a = {}\na [ [[k]] ] = 1\nreturn a[ [[k]] ]",
+		"local t, i = {{5}}, 1\nreturn loadstring([[\n  local t, i = ...\n  return t[t[1][1] - 4][i ]\n]])(t, i)",
+		"local n = 2\nlocal s = {v = 'x'}\nreturn 1 .. n, n .. 1, s.v..n, .5 + 1e+1 + 2E-1 + n - -n, 3 .. ''",
 	} {
 		out, ren, err := minify(src)
 		if err != nil {
@@ -113,6 +115,9 @@ func TestMinify(t *testing.T) {
 		}
 		if err := sameCode(src, out, ren); err != nil {
 			t.Errorf("%q minified to %q: %v", src, out, err)
+		}
+		if got, want := run(t, out), run(t, src); got != want {
+			t.Errorf("%q minified to %q returns %s, the source %s", src, out, got, want)
 		}
 		if len(out) > len(src) {
 			t.Errorf("%q grew to %q", src, out)

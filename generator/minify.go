@@ -386,7 +386,7 @@ func needsSpace(a, b token) bool {
 	case a.kind == tkNumber && y == '.':
 		return true
 	case x == '.':
-		return y == '.' || isDigit(y)
+		return y == '.' || a.text == "." && isDigit(y)
 	case x == '=' || x == '~' || x == '<' || x == '>':
 		return y == '='
 	case x == '-':
