@@ -308,13 +308,18 @@ func shortName(n int) string {
 	return string(b)
 }
 
-// write lays toks out, renamed by ren, on one line; the options block keeps lines of its own, as
-// lua.SetOptions needs.
+// write lays toks out, renamed by ren, on one line, without the trailing separators of table
+// constructors; the options block keeps lines of its own, as lua.SetOptions needs.
 func write(b *strings.Builder, toks []token, ren map[string]string) error {
 	var prev token
 	started := false
-	for _, t := range toks {
+	for i, t := range toks {
 		switch t.kind {
+		case tkOp:
+			if (t.text == "," || t.text == ";") && i+1 < len(toks) && toks[i+1].kind == tkOp && toks[i+1].text == "}" {
+				// A table constructor's optional trailing separator.
+				continue
+			}
 		case tkName:
 			if r, ok := ren[t.text]; ok && !t.field {
 				t.text = r

@@ -78,6 +78,10 @@ func TestRenameLocals(t *testing.T) {
 		src:  "local outer, rest = 5, 2\nreturn loadstring([==[\n  local outer, rest = ...\n  return loadstring([[local rest = ...\nreturn rest]])(outer - rest)\n]==])(outer, rest)",
 		want: "local b,a=5,2 return loadstring([==[local b,a=...return loadstring([[local a=...return a]])(b-a)]==])(b,a)\n",
 	}, {
+		name: "a table constructor's trailing separator goes",
+		src:  "local list = {1, 2, {3; 4;},}\nreturn #list, list[3][2]",
+		want: "local a={1,2,{3;4}}return#a,a[3][2]\n",
+	}, {
 		name: "arg, self and _ keep their names",
 		src:  "local function f(...) return arg end\nlocal o = {}\nfunction o.m(self) return self end\nlocal n = 0\nfor _, v in ipairs({1, 2}) do n = n + v end\nreturn n, o.m(3), f(1) ~= nil",
 		kept: []string{"arg", "self", "_"},
