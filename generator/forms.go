@@ -21,7 +21,8 @@ const (
 	// in long strings that `loadstring` compiles only when an object reaches them. It is the cheap form
 	// where the VM parses the script on every evaluation (Argo CD v2.x and v3.0–v3.5: util/lua runLua →
 	// DoString), because the lexer reads a long string for a fraction of what parsing its code costs, and
-	// reads every byte of comment and indentation, so those go (the options block stays as written).
+	// reads every byte of comment and whitespace, and of every name, so those go and locals get short names
+	// (minify; the options block stays as written).
 	FormLazy Form = "lazy"
 	// FormFlat is one chunk: every `loadstring([[…]])` of the source becomes a function expression of the
 	// same body. It is the cheap form where compiled scripts are cached (Argo CD v3.6+:

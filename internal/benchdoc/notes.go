@@ -6,10 +6,12 @@ const notes = `
 
 One source per script in ` + "`lua/`" + `; the generator (` + "`generator/forms.go`" + `) derives, per ` + "`--argocd-version`" + `:
 
-* **lazy** (v2.x, v3.0–v3.5): the source minified. Comments and indentation go (the lexer reads every byte
-  of them on every call); the long strings that hold the rare paths stay, minified too, and are compiled by
-  ` + "`loadstring`" + ` only for the objects that reach them. The generator proves the minified script compiles to
-  the same instructions, constants and locals as the source, chunk by chunk.
+* **lazy** (v2.x, v3.0–v3.5): the source minified (` + "`generator/minify.go`" + `). Comments and whitespace go (the lexer
+  reads every byte of them on every call), and locals get the shortest names that change nothing (only names
+  never used as a global, a key or a string, and none of the options block); the long strings that hold the
+  rare paths stay, minified and renamed alike, and are compiled by ` + "`loadstring`" + ` only for the objects that
+  reach them. The generator proves the minified script compiles to the same instructions, constants,
+  registers and local positions as the source, chunk by chunk, with local names equal under the renaming.
 * **flat** (v3.6+): every ` + "`loadstring([[…]])`" + ` becomes ` + "`(function(…) … end)`" + ` of the same body, so the whole
   script is compiled once into Argo CD's cache. The generator refuses a chunk whose global names would
   become locals of the enclosing script once inlined.
