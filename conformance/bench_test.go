@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/costcases"
 	"github.com/analysis-health/analysis-health/lua"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkHealth(b *testing.B) {
 	sets := []struct {
 		name string
 		objs []*unstructured.Unstructured
-	}{{"all", all}, {"Rollout-steady", steady(byKind["Rollout"])}}
+	}{{"all", all}, {"Rollout-steady", costcases.SteadyOf(byKind["Rollout"])}}
 	for _, k := range lua.Kinds() {
 		sets = append(sets, struct {
 			name string
@@ -91,36 +92,4 @@ func BenchmarkHealth(b *testing.B) {
 			}
 		})
 	}
-}
-
-// steady picks the Rollouts with no analysis in flight, failed or inconclusive: the state a Rollout spends
-// most of its life in, and so most of Argo CD's evaluations of its health.
-func steady(rollouts []*unstructured.Unstructured) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, r := range rollouts {
-		quiet := true
-		for _, f := range [][]string{
-			{"status", "canary", "currentStepAnalysisRunStatus", "status"},
-			{"status", "canary", "currentBackgroundAnalysisRunStatus", "status"},
-			{"status", "blueGreen", "prePromotionAnalysisRunStatus", "status"},
-			{"status", "blueGreen", "postPromotionAnalysisRunStatus", "status"},
-		} {
-			if v, found, _ := unstructured.NestedString(r.Object, f...); found && v != "Successful" {
-				quiet = false
-			}
-		}
-		if v, _, _ := unstructured.NestedString(r.Object, "status", "canary", "currentExperiment"); v != "" {
-			quiet = false
-		}
-		conds, _, _ := unstructured.NestedSlice(r.Object, "status", "pauseConditions")
-		for _, c := range conds {
-			if m, ok := c.(map[string]any); ok && (m["reason"] == "InconclusiveAnalysisRun" || m["reason"] == "InconclusiveExperiment") {
-				quiet = false
-			}
-		}
-		if quiet {
-			out = append(out, r)
-		}
-	}
-	return out
 }
