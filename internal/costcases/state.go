@@ -23,7 +23,7 @@ func State(openLibs bool, timeout time.Duration, extra func(*lua.LState)) (*lua.
 			return nil, nil, err
 		}
 	}
-	L.PreloadModule(lua.OsLibName, safeOsStandIn)
+	L.PreloadModule(lua.OsLibName, safeOsLoaderStandIn)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	L.SetContext(ctx)
 	if extra != nil {
@@ -33,13 +33,24 @@ func State(openLibs bool, timeout time.Duration, extra func(*lua.LState)) (*lua.
 }
 
 // safeOsStandIn costs what Argo CD's OpenSafeOs costs (util/lua/oslib_safe.go): a module table of two
-// functions registered under the table library's name, as Argo CD registers it.
+// functions registered under the table library's name, as Argo CD registers it (the table library being
+// loaded already, RegisterModule returns it unchanged).
 func safeOsStandIn(L *lua.LState) int {
 	mod := L.RegisterModule(lua.TabLibName, map[string]lua.LGFunction{
 		"time": func(*lua.LState) int { return 0 },
 		"date": func(*lua.LState) int { return 0 },
 	})
 	L.Push(mod)
+	return 1
+}
+
+// safeOsLoaderStandIn is what require("os") gets in Argo CD's sandbox (SafeOsLoader): a new table of
+// time and date. None of the measured scripts requires os; this keeps the state faithful if one does.
+func safeOsLoaderStandIn(L *lua.LState) int {
+	L.Push(L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+		"time": func(*lua.LState) int { return 0 },
+		"date": func(*lua.LState) int { return 0 },
+	}))
 	return 1
 }
 

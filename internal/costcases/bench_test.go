@@ -1,0 +1,97 @@
+package costcases
+
+import (
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/generator"
+	ahlua "github.com/analysis-health/analysis-health/lua"
+)
+
+// fakeVM records the argocd-cm data each evaluator is made from.
+func fakeVM(builtins fstest.MapFS, loaded *[]map[string]string, fail error) VM {
+	return VM{
+		ArgoCDVersion: "v2.14",
+		Profile:       engine.V214,
+		Builtins:      builtins,
+		Evaluator: func(data map[string]string) (Eval, error) {
+			*loaded = append(*loaded, data)
+			if fail != nil && data != nil {
+				return nil, fail
+			}
+			return func(*unstructured.Unstructured) error { return nil }, nil
+		},
+	}
+}
+
+func builtinFS() fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for _, k := range ahlua.Kinds() {
+		fsys[k.Key()+"/health.lua"] = &fstest.MapFile{Data: []byte("-- built-in " + k.Kind)}
+	}
+	return fsys
+}
+
+func TestVariants(t *testing.T) {
+	var loaded []map[string]string
+	variants, err := Variants(fakeVM(builtinFS(), &loaded, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range variants {
+		names = append(names, v.Name)
+	}
+	if strings.Join(names, ",") != "ours,builtin,floor" {
+		t.Fatalf("variants %v, want ours, builtin and floor, in that order", names)
+	}
+	ours, floorData := map[string]string{}, map[string]string{}
+	for _, k := range ahlua.Kinds() {
+		s, err := generator.Script(k, generator.Options{ArgoCDVersion: "v2.14"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours[generator.HealthKey(k)] = s
+		floorData[generator.HealthKey(k)] = floorScript
+		if variants[0].Scripts[k.Kind] != s || variants[1].Scripts[k.Kind] != "-- built-in "+k.Kind || variants[2].Scripts[k.Kind] != floorScript {
+			t.Errorf("%s: scripts %q", k.Kind, []string{variants[0].Scripts[k.Kind], variants[1].Scripts[k.Kind], variants[2].Scripts[k.Kind]})
+		}
+	}
+	if len(loaded) != 3 || !maps.Equal(loaded[0], ours) || !maps.Equal(loaded[1], floorData) || loaded[2] != nil {
+		t.Errorf("argocd-cm data loaded: %v, want ours, floor, then none (the built-in scripts)", loaded)
+	}
+	for i, want := range []bool{false, true, false} {
+		if variants[i].OpenLibs != want || variants[i].Eval == nil {
+			t.Errorf("%s: OpenLibs %v (want %v), Eval set %v", variants[i].Name, variants[i].OpenLibs, want, variants[i].Eval != nil)
+		}
+	}
+}
+
+func TestVariantsErrors(t *testing.T) {
+	missing := builtinFS()
+	delete(missing, ahlua.Kinds()[0].Key()+"/health.lua")
+	boom := errors.New("settings: invalid key")
+	for _, tc := range []struct {
+		name     string
+		builtins fstest.MapFS
+		fail     error
+		want     string
+	}{
+		{"a built-in script missing", missing, nil, ahlua.Kinds()[0].Key() + "/health.lua"},
+		{"argocd-cm rejected", builtinFS(), boom, "ours: settings: invalid key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var loaded []map[string]string
+			_, err := Variants(fakeVM(tc.builtins, &loaded, tc.fail))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}
