@@ -39,20 +39,25 @@ if type(st) == "table" then
     local quiet = settled(c.currentStepAnalysisRunStatus) and settled(c.currentBackgroundAnalysisRunStatus)
         and settled(b.prePromotionAnalysisRunStatus) and settled(b.postPromotionAnalysisRunStatus)
         and (c.currentExperiment == nil or c.currentExperiment == "")
-    local pauses = st.pauseConditions
+    local pauses, held = st.pauseConditions
     if type(pauses) == "table" then
       for _, p in ipairs(pauses) do
         p = type(p) == "table" and p.reason
-        quiet = quiet and p ~= "InconclusiveAnalysisRun" and p ~= "InconclusiveExperiment"
+        held = held or p == "InconclusiveAnalysisRun" or p == "InconclusiveExperiment"
       end
     end
 
-    if not quiet then
-      local verdict, promotedDespite = (function(st, c, b, phase, message, inconclusiveStatus)
+    -- Two chunks: the short one for analysis in flight, the full rules for a verdict (Degraded, an
+    -- inconclusive pause) or whatever the short one declines.
+    if not quiet or held then
+      local verdict, promotedDespite = not held and phase ~= "Degraded" and (function(st)
+local c, b, phase = st.canary, st.blueGreen, st.phase
+c = type(c) == "table" and c or {}
+b = type(b) == "table" and b or {}
 -- Analysis in flight, the common case of a Rollout that is not quiet: every run passed or still
--- measuring, no experiment result, no inconclusive pause, a v1.0+ phase that is not Degraded. Then the
+-- measuring, no inconclusive pause (the caller checked), a v1.0+ phase that is not Degraded. Then the
 -- verdict is Progressing with the runs in flight listed, and only that needs compiling; anything else, or
--- any field of an unexpected type, takes the full rules below.
+-- any field of an unexpected type, returns false: the caller takes the full rules.
 local busy, full = {}, phase ~= "Healthy" and phase ~= "Paused" and phase ~= "Progressing"
 local function str(v)
   if v == nil or type(v) == "string" then
@@ -80,13 +85,15 @@ local experiment = str(c.currentExperiment)
 if experiment ~= "" then
   table.insert(busy, "Experiment " .. experiment .. " is running")
 end
-local pauses = st.pauseConditions
-for _, p in ipairs(type(pauses) == "table" and pauses or {}) do
-  p = type(p) == "table" and p.reason
-  full = full or p == "InconclusiveAnalysisRun" or p == "InconclusiveExperiment"
-end
 if full then
-  return (function(st, c, b, phase, message, inconclusiveStatus)
+  return false
+end
+if #busy > 0 then
+  return { status = "Progressing", message = table.concat(busy, "; ") }
+end
+end)(st)
+      if verdict == false then
+        verdict, promotedDespite = (function(st, inconclusiveStatus)
 local function str(v)
   local t = type(v)
   return (t == "string" or t == "number" or t == "boolean") and tostring(v) or ""
@@ -94,7 +101,10 @@ end
 local function tbl(v)
   return type(v) == "table" and v or {}
 end
-phase = str(phase)
+local c, b, phase, message = tbl(st.canary), tbl(st.blueGreen), str(st.phase), st.message
+if type(message) ~= "string" then
+  message = ""
+end
 
 -- Blue-green keeps its pre/post-promotion statuses until the next revision, even after a forced full
 -- promotion: once the revision is stable and the controller calls it Healthy, a Failed entry records a
@@ -166,12 +176,8 @@ end
 if #overridden > 0 then
   return nil, "Promoted despite " .. table.concat(overridden, "; ")
 end
-end)(st, c, b, phase, message, inconclusiveStatus)
-end
-if #busy > 0 then
-  return { status = "Progressing", message = table.concat(busy, "; ") }
-end
-end)(st, c, b, phase, message, inconclusiveStatus)
+end)(st, inconclusiveStatus)
+      end
       if verdict ~= nil then
         return verdict
       end
@@ -188,13 +194,17 @@ end)(st, c, b, phase, message, inconclusiveStatus)
 
     -- A phase this script does not know, or none: controllers older than v1.0 write no phase, and get
     -- Argo CD's built-in legacy logic.
-    return (function(st, sp, c, b, phase, message)
+    return (function(st, sp)
 local function str(v)
   local t = type(v)
   return (t == "string" or t == "number" or t == "boolean") and tostring(v) or ""
 end
 local function tbl(v)
   return type(v) == "table" and v or {}
+end
+local c, b, phase, message = tbl(st.canary), tbl(st.blueGreen), st.phase, st.message
+if type(message) ~= "string" then
+  message = ""
 end
 if str(phase) ~= "" then
   return { status = "Progressing", message = "Unrecognised rollout phase " .. str(phase) .. ": " .. message }
@@ -240,7 +250,7 @@ elseif strategy.canary ~= nil then
   end
 end
 return { status = "Healthy", message = "" }
-end)(st, sp, c, b, phase, message)
+end)(st, sp)
   end
 end
 return { status = "Progressing", message = "Waiting for rollout spec update to be observed" }
