@@ -23,6 +23,8 @@ BenchmarkCost/Rollout/steady/ours-2     	     300	    500000 ns/op	  337955 B/op
 BenchmarkCost/Rollout/steady/ours-2     	     300	    900000 ns/op	    400000 cpu-ns/op	  337955 B/op	    2886 allocs/op
 BenchmarkCost/Rollout/steady/builtin-2  	     300	   1000000 ns/op	  496904 B/op	    4873 allocs/op
 BenchmarkCost/Rollout/steady/floor-2    	     300	    200000 ns/op	  202776 B/op	    1043 allocs/op
+BenchmarkPhases/Rollout/steady/ours/parse-2	     300	    150000 ns/op	  1000 B/op	    1000 allocs/op
+BenchmarkPhases/Rollout/steady/ours/parse-code-2	     300	    90000 ns/op	  900 B/op	    980 allocs/op
 PASS
 `
 	res, err := Parse(strings.NewReader(out))
@@ -33,14 +35,26 @@ PASS
 	if r.NsPerOp != 400000 || r.AllocsPerOp != 2886 || r.Runs != 2 {
 		t.Fatalf("ours: %+v, want the fastest of two runs", r)
 	}
-	doc := Render([]VM{{Name: "vX", Results: res}}, map[string]float64{"vX": 0.5})
+	doc := Render([]VM{{Name: "vX", Results: res}}, map[string]Goal{"vX": {Ratio: 0.5, Floor: 2.5}})
 	for _, want := range []string{"| Rollout | steady | 400 µs, 2886 allocs | 1.00 ms, 4873 allocs | 200 µs, 1043 allocs | 0.40, 0.59 | 2.00 |", "**0.40**, 0.59", "| yes |"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("rendered page lacks %q:\n%s", want, doc)
 		}
 	}
-	doc = Render([]VM{{Name: "vX", Results: res}}, map[string]float64{"vX": 0.3})
-	if !strings.Contains(doc, "| **no** |") {
-		t.Errorf("a missed goal is not reported:\n%s", doc)
+	// The goal leaves 0.5 × 1 ms − 200 µs beyond the floor, and (2.5 − 1) × 200 µs; the long strings took
+	// 150 − 90 µs of the parse, 20 % of that.
+	doc = Render([]VM{{Name: "vX", Results: res, ParsesEveryCall: true}}, map[string]Goal{"vX": {Ratio: 0.5, Floor: 2.5}})
+	for _, want := range []string{"leaves a script **300 µs** beyond the floor", "≤ 2.50× the floor leaves\n**300 µs**",
+		"| reading the long strings (the lazily compiled chunks' bytes), every call | 60 µs | 20 | 20 % |",
+		"| parsing the code of the main chunk | 90 µs | 980 | 30 % |"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("rendered page lacks %q:\n%s", want, doc)
+		}
+	}
+	for _, g := range []Goal{{Ratio: 0.3, Floor: 2.5}, {Ratio: 0.5, Floor: 1.5}} {
+		doc = Render([]VM{{Name: "vX", Results: res}}, map[string]Goal{"vX": g})
+		if !strings.Contains(doc, "| **no** |") {
+			t.Errorf("a missed goal %+v is not reported:\n%s", g, doc)
+		}
 	}
 }

@@ -137,6 +137,7 @@ func Cost(b *testing.B, vm VM) {
 //   - setup: State and Close;
 //   - convert: the object into Lua tables (ToLua);
 //   - parse and compile: the main chunk's source to a FunctionProto;
+//   - parse-code: parse with the long strings emptied (EmptyLongStrings);
 //   - run: the compiled chunk, lazily compiled chunks included;
 //   - run-cached: run with CachedLoadstring (run minus run-cached is the lazy compilation);
 //   - result: the returned table to JSON and into a HealthStatus (VM.DecodeHealth).
@@ -184,6 +185,18 @@ func Phases(b *testing.B, vm VM) {
 				defer cpuPerOp(b)()
 				for i := 0; i < b.N; i++ {
 					if _, err := parse.Parse(strings.NewReader(script), "<string>"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			// parse-code is parse with the long strings emptied: the code alone, without the bytes of the
+			// lazily compiled chunks that the lexer reads on every parse.
+			code, _ := EmptyLongStrings(script)
+			b.Run(prefix+"parse-code", func(b *testing.B) {
+				b.ReportAllocs()
+				defer cpuPerOp(b)()
+				for i := 0; i < b.N; i++ {
+					if _, err := parse.Parse(strings.NewReader(code), "<string>"); err != nil {
 						b.Fatal(err)
 					}
 				}
