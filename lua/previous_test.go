@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -64,23 +65,33 @@ func TestSameAsPrevious(t *testing.T) {
 			if len(objs) == 0 {
 				t.Fatalf("no fixtures of kind %s", kind)
 			}
-			// Values the scripts compare against, and the fixtures' own (metric and run names, messages),
-			// so mutations swap one object's names into another's fields and reach the name lookups.
-			strs := append(append([]string{"", "Pending"}, phases...), mutate.Strings(objs...)...)
+			// Values the scripts compare against, so mutations reach the branches that depend on them.
+			strs := append([]string{"", "Pending"}, phases...)
 			rng := rand.New(rand.NewSource(14))
 			compared := 0
 			for i, obj := range objs {
-				compareWithPrevious(t, kind, previous, current, obj, fmt.Sprintf("fixture %d", i))
+				compareWithPrevious(t, kind, previous, current, obj, fmt.Sprintf("fixture %d", i), engine.Profiles()...)
 				compared++
 				for n := 0; n < previousMutations; n++ {
 					m := mutate.FromBytes(sparse(rng, n))
 					m.Strings = strs
 					mutated := m.Object(mutate.DeepCopy(obj).(map[string]any), "apiVersion", "kind", "metadata")
-					compareWithPrevious(t, kind, previous, current, mutated, fmt.Sprintf("fixture %d, mutation %d", i, n))
+					compareWithPrevious(t, kind, previous, current, mutated, fmt.Sprintf("fixture %d, mutation %d", i, n), engine.Profiles()...)
 					compared++
 				}
 			}
-			t.Logf("%s: %d objects compared under %d profiles", kind, compared, len(engine.Profiles()))
+			// Random mutations rarely change exactly the one field a rule turns on (a dry-run metric's phase,
+			// a limit's type), so each field of every fixture's status and spec is also replaced, alone, by
+			// each of the values the scripts branch on, under one profile (the random mutations cover the
+			// profiles' differences: deletion and result handling).
+			values := append([]any{nil, float64(-1), float64(3), "7", true, map[string]any{}}, anys(strs)...)
+			for i, obj := range objs {
+				for n, edited := range substitutions(obj, values) {
+					compareWithPrevious(t, kind, previous, current, edited, fmt.Sprintf("fixture %d, substitution %d", i, n), engine.V214)
+					compared++
+				}
+			}
+			t.Logf("%s: %d objects compared", kind, compared)
 		})
 	}
 }
@@ -99,9 +110,9 @@ func sparse(rng *rand.Rand, n int) []byte {
 	return data
 }
 
-func compareWithPrevious(t *testing.T, kind, previous, current string, obj map[string]any, what string) {
+func compareWithPrevious(t *testing.T, kind, previous, current string, obj map[string]any, what string, profiles ...engine.Profile) {
 	t.Helper()
-	for _, p := range engine.Profiles() {
+	for _, p := range profiles {
 		e := engine.Engine{Profile: p, Timeout: generous}
 		want, wantErr := e.Health(obj, previous)
 		got, gotErr := e.Health(obj, current)
@@ -111,4 +122,73 @@ func compareWithPrevious(t *testing.T, kind, previous, current string, obj map[s
 				kind, what, p, got, gotErr, want, wantErr, b)
 		}
 	}
+}
+
+func anys(strs []string) []any {
+	out := make([]any, len(strs))
+	for i, s := range strs {
+		out[i] = s
+	}
+	return out
+}
+
+// substitutions is a copy of obj for every field of its status and spec and every value: the field set to
+// the value, or, for the nil value, deleted from its map. Most fields of the objects are below two that
+// neither Argo CD's scripts nor ours read, and are left out: the Experiment's pod templates
+// (spec.templates) and the AnalysisRun's measurements (status.metricResults[].measurements); those two
+// are still replaced whole.
+func substitutions(obj map[string]any, values []any) []map[string]any {
+	var paths [][]any
+	var walk func(v any, path []any)
+	walk = func(v any, path []any) {
+		if len(path) > 0 {
+			paths = append(paths, path)
+			if k := path[len(path)-1]; k == "measurements" || k == "templates" && len(path) == 2 {
+				return
+			}
+		}
+		switch c := v.(type) {
+		case map[string]any:
+			for k, item := range c {
+				if len(path) == 0 && k != "status" && k != "spec" {
+					continue
+				}
+				walk(item, append(append([]any{}, path...), k))
+			}
+		case []any:
+			for i, item := range c {
+				walk(item, append(append([]any{}, path...), i))
+			}
+		}
+	}
+	walk(obj, nil)
+	// Map iteration order is random; the comparisons must be replayable.
+	sort.Slice(paths, func(i, j int) bool { return fmt.Sprint(paths[i]) < fmt.Sprint(paths[j]) })
+	var out []map[string]any
+	for _, path := range paths {
+		for _, x := range values {
+			root := mutate.DeepCopy(obj).(map[string]any)
+			var parent any = root
+			for _, k := range path[:len(path)-1] {
+				switch c := parent.(type) {
+				case map[string]any:
+					parent = c[k.(string)]
+				case []any:
+					parent = c[k.(int)]
+				}
+			}
+			switch c := parent.(type) {
+			case map[string]any:
+				if x == nil {
+					delete(c, path[len(path)-1].(string))
+				} else {
+					c[path[len(path)-1].(string)] = mutate.DeepCopy(x)
+				}
+			case []any:
+				c[path[len(path)-1].(int)] = mutate.DeepCopy(x)
+			}
+			out = append(out, root)
+		}
+	}
+	return out
 }
