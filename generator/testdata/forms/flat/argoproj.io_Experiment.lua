@@ -2,9 +2,13 @@
 -- analysis-health: argoproj.io/Experiment health that names the analysis behind the verdict.
 -- Runs in Argo CD's argocd-cm sandbox: base, table and package only (no string, math or os), so every
 -- value read from the object is type-checked before use and messages are built with `..` and tostring.
--- Argo CD v2 parses the script on every evaluation, which costs per token: the rules are written tersely,
--- and those for a verdict sit in a long string compiled only when one is reached (inlined for Argo CD v3.6+).
--- Semantics, with upstream citations: docs/health-semantics.md.
+-- Cost: Argo CD v2 parses and compiles the whole script on every evaluation, which in gopher-lua costs
+-- per token (ten times what the lexer spends on a token's worth of text inside a long string) and per
+-- function. So the parsed code only tells the states apart and answers those that need no list of
+-- analyses; the list of those a running experiment waits for, and the verdicts, sit in long strings
+-- compiled only for the objects that reach them (inlined for Argo CD v3.6+, which caches the compiled
+-- script). Semantics, with upstream citations:
+-- docs/health-semantics.md.
 
 -- analysis-health:options
 local inconclusiveStatus = "Suspended"
@@ -14,55 +18,75 @@ local st = obj.status
 if type(st) ~= "table" then
   return { status = "Progressing", message = "Waiting for experiment to finish: status has not been reconciled." }
 end
-
--- A string, number or boolean as text; anything else as "".
-local function s(v)
-  local t = type(v)
-  return (t == "string" or t == "number" or t == "boolean") and tostring(v) or ""
+-- A phase compares equal to a string only if it is that string. A Successful experiment is Healthy
+-- whatever its analyses say: the controller decided.
+if st.phase == "Successful" then
+  return { status = "Healthy", message = "Experiment is successful" }
 end
 
--- status.analysisRuns[] is the experiment controller's copy of each AnalysisRun's phase and message:
--- sorted into failed (Failed, Error), inconclusive and waiting ("", Pending, Running).
-local phase, bad, inc, wait = s(st.phase), {}, {}, {}
-for _, r in ipairs(type(st.analysisRuns) == "table" and st.analysisRuns or {}) do
+-- A string, number or boolean as text; anything else (nil, a table: all a JSON value can be besides) as "".
+local function s(v)
+  return v ~= nil and type(v) ~= "table" and tostring(v) or ""
+end
+
+-- status.analysisRuns[] is the experiment controller's copy of each AnalysisRun's phase and message: bad
+-- when one Failed or Errored, waiting when one has no verdict yet ("", Pending, Running).
+local phase, runs, bad, waiting = s(st.phase), type(st.analysisRuns) == "table" and st.analysisRuns or {}, false, false
+for _, r in ipairs(runs) do
   if type(r) == "table" then
     local p = s(r.phase)
-    local into = (p == "Failed" or p == "Error") and bad or p == "Inconclusive" and inc
-        or (p == "" or p == "Pending" or p == "Running") and wait
-    if into then
-      table.insert(into, "analysis " .. s(r.name) .. (s(r.analysisRun) ~= "" and " (AnalysisRun " .. s(r.analysisRun) .. ")" or "")
-        .. " " .. (p ~= "" and p or "Pending") .. (s(r.message) ~= "" and ": " .. s(r.message) or ""))
-    end
+    bad = bad or p == "Failed" or p == "Error"
+    waiting = waiting or p == "" or p == "Pending" or p == "Running"
   end
 end
 
-if phase == "Successful" then
-  return { status = "Healthy", message = "Experiment is successful" }
-elseif #bad == 0 and phase == "Running" then
-  return { status = "Progressing", message = #wait == 0 and "Experiment is running" or "Experiment is running: waiting for " .. table.concat(wait, "; ") }
-elseif #bad == 0 and (phase == "Pending" or phase == "") then
+if not bad and phase == "Running" and not waiting then
+  return { status = "Progressing", message = "Experiment is running" }
+elseif not bad and phase == "Running" then
+  -- The analyses it waits for, compiled only for the experiments that have them.
+  return (function(runs, s)
+local waiting, sep = "", ""
+for _, r in ipairs(runs) do
+  local p = type(r) == "table" and s(r.phase)
+  if p == "" or p == "Pending" or p == "Running" then
+    waiting = waiting .. sep .. "analysis " .. s(r.name) .. (s(r.analysisRun) ~= "" and " (AnalysisRun " .. s(r.analysisRun) .. ")" or "")
+      .. " " .. (p ~= "" and p or "Pending") .. (s(r.message) ~= "" and ": " .. s(r.message) or "")
+    sep = "; "
+  end
+end
+return { status = "Progressing", message = "Experiment is running: waiting for " .. waiting }
+end)(runs, s)
+elseif not bad and (phase == "Pending" or phase == "") then
   return { status = "Progressing", message = "Experiment is pending" }
 end
 
 -- A verdict, an analysis failed before the experiment ended, or a phase this script does not know: rules
 -- compiled only for the objects that reach them.
-return (function(st, phase, bad, inc, s, inconclusiveStatus)
-local function with(base, runs)
-  local d = table.concat(runs, "; ")
-  if d == "" then
-    d = s(st.message)
+return (function(st, phase, runs, s, inconclusiveStatus)
+-- The analyses that Failed or Errored, and those Inconclusive.
+local bad, inconclusive = "", ""
+for _, r in ipairs(runs) do
+  if type(r) == "table" then
+    local p = s(r.phase)
+    local text = "analysis " .. s(r.name) .. (s(r.analysisRun) ~= "" and " (AnalysisRun " .. s(r.analysisRun) .. ")" or "")
+      .. " " .. p .. (s(r.message) ~= "" and ": " .. s(r.message) or "")
+    if p == "Failed" or p == "Error" then
+      bad = (bad == "" and "" or bad .. "; ") .. text
+    elseif p == "Inconclusive" then
+      inconclusive = (inconclusive == "" and "" or inconclusive .. "; ") .. text
+    end
   end
-  return d == "" and base or base .. ": " .. d
 end
-if phase == "Failed" then
-  return { status = "Degraded", message = with("Experiment has failed", bad) }
-elseif phase == "Error" then
-  return { status = "Degraded", message = with("Experiment had an error", bad) }
-elseif phase == "Inconclusive" then
-  return { status = inconclusiveStatus, message = with("Experiment was inconclusive", inc) }
-elseif #bad > 0 then
+if phase == "Failed" or phase == "Error" or phase == "Inconclusive" then
+  -- The analyses behind the verdict, else the controller's message.
+  local runs = phase == "Inconclusive" and inconclusive or bad
+  runs = runs ~= "" and runs or s(st.message)
+  local base = phase == "Failed" and "Experiment has failed" or phase == "Error" and "Experiment had an error"
+    or "Experiment was inconclusive"
+  return { status = phase == "Inconclusive" and inconclusiveStatus or "Degraded", message = runs == "" and base or base .. ": " .. runs }
+elseif bad ~= "" then
   -- the experiment controller ends the experiment on the next reconcile; the verdict is already known
-  return { status = "Degraded", message = "Experiment analysis failed: " .. table.concat(bad, "; ") }
+  return { status = "Degraded", message = "Experiment analysis failed: " .. bad }
 end
 return { status = "Progressing", message = "Experiment phase " .. phase .. " is not recognised" }
-end)(st, phase, bad, inc, s, inconclusiveStatus)
+end)(st, phase, runs, s, inconclusiveStatus)

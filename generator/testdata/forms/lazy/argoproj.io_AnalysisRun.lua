@@ -1,5 +1,109 @@
--- analysis-health lua/argoproj.io/AnalysisRun/health.lua minified for Argo CD v2.14
+-- analysis-health argoproj.io/AnalysisRun health, minified for Argo CD v2.14 (parses the script on every call); source: lua/argoproj.io/AnalysisRun/health.lua
 -- analysis-health:options
 local inconclusiveStatus = "Suspended"
 -- analysis-health:end-options
-local f=obj.status if type(f)~="table"then return{status="Progressing",message="Waiting for analysis run to finish: status has not been reconciled."}end local function b(e)local r=type(e)return(r=="string"or r=="number"or r=="boolean")and tostring(e)or""end local spec=type(obj.spec)=="table"and obj.spec or{}local phase,message,g,i=b(f.phase),b(f.message),{},false for _,a in ipairs(type(f.metricResults)=="table"and f.metricResults or{})do if type(a)=="table"and a.dryRun~=true then table.insert(g,a)i=i or a.phase=="Failed"or a.phase=="Error"elseif type(a)=="table"then local c=b(a.phase)i=i or c=="Failed"or c=="Error"or c=="Inconclusive"end end local function m()local s,k={},{}for _,d in ipairs(type(spec.metrics)=="table"and spec.metrics or{})do if type(d)=="table"and b(d.name)~=""then s[b(d.name)]=b(d.count)end end for _,a in ipairs(g)do local name,c=b(a.name),b(a.phase)table.insert(k,name.." "..(tonumber(a.count)or 0)..((s[name]or"")~=""and"/"..s[name]or"").." measurements"..((c~=""and c~="Running")and" ("..c..")"or""))end return table.concat(k,", ")end if not i and phase=="Successful"then return{status="Healthy",message=message~=""and message or spec.terminate==true and"Analysis run terminated; every metric was within its limits"or"Analysis run completed successfully"}end if not i and(phase=="Running"or phase=="Pending"or phase=="")then message=phase==""and"Analysis run is pending"or"Analysis run is running"return{status="Progressing",message=#g>0 and message..": "..m()or message}end return loadstring([==[local f,spec,phase,message,g,b,m,inconclusiveStatus=...local dryRun={}for _,a in ipairs(type(f.metricResults)=="table"and f.metricResults or{})do local c=type(a)=="table"and a.dryRun==true and b(a.phase)if c=="Failed"or c=="Error"or c=="Inconclusive"then table.insert(dryRun,"metric \""..b(a.name).."\" "..c)end end local function n(d)if#dryRun==0 then return d end local w="dry-run "..table.concat(dryRun,", ").." (not counted)"if d==""then return w end return d.."; "..w end local q={}for _,d in ipairs(type(spec.metrics)=="table"and spec.metrics or{})do if type(d)=="table"and b(d.name)~=""then q[b(d.name)]=d end end local function x(e)return tonumber(e)or 0 end local function D(E,C,B)local e=b((q[E]or{})[C])if e==""then return tostring(B)end return e end local A={Failed={"failed","failed","failureLimit",0},Error={"consecutiveErrors","consecutiveError","consecutiveErrorLimit",4},Inconclusive={"inconclusive","inconclusive","inconclusiveLimit",0}}local function z(a)local name,c=b(a.name),b(a.phase)local l,j="Metric \""..name.."\" assessed "..c,""local h=A[c]if h~=nil then local t=D(name,h[3],h[4])local v,p=x(a[h[2] ]),tonumber(t)if p==nil or(p>=0 and v>p)then j=h[1].." ("..v..") > "..h[3].." ("..t..")"end end local y=b((q[name]or{}).consecutiveSuccessLimit)if j==""and y~=""then j="consecutiveSuccess ("..x(a.consecutiveSuccess)..") < consecutiveSuccessLimit ("..y..")"end if j~=""then l=l.." due to "..j end if b(a.message)~=""then l=l..": \"Error Message: "..b(a.message).."\""end return l end local function u(F)local k={}for _,a in ipairs(g)do if F[b(a.phase)]then table.insert(k,z(a))end end return table.concat(k,"; ")end local G={Failed={"Degraded","Analysis run failed"},Error={"Degraded","Analysis run had an error"},Inconclusive={inconclusiveStatus,"Analysis run was inconclusive"}}local e=G[phase]if e~=nil then if message==""then message=u({[phase]=true})end if message==""then message=e[2]end return{status=e[1],message=n(message)}end if phase=="Successful"then if message==""and spec.terminate==true then message="Analysis run terminated; every metric was within its limits"elseif message==""then message="Analysis run completed successfully"end return{status="Healthy",message=n(message)}end local o=false for _,a in ipairs(g)do o=o or a.phase=="Failed"or a.phase=="Error"end if o and(phase==""or phase=="Pending"or phase=="Running")then return{status="Degraded",message=n(u({Failed=true,Error=true}).." (run terminating)")}end if phase=="Running"or phase=="Pending"then message="Analysis run is running"elseif phase==""then message="Analysis run is pending"else message="Analysis run phase "..phase.." is not recognised"end if#g>0 then message=message..": "..m()end return{status="Progressing",message=n(message)}]==])(f,spec,phase,message,g,b,m,inconclusiveStatus)
+local st=obj.status
+if type(st)~="table"then
+return{status="Progressing",message="Waiting for analysis run to finish: status has not been reconciled."}
+end
+local function s(v)
+return v~=nil and type(v)~="table"and tostring(v)or""
+end
+local spec,phase,rare,progress,sep,wanted=type(obj.spec)=="table"and obj.spec or{},s(st.phase),false,"",": ",{}
+local results=type(st.metricResults)=="table"and st.metricResults or{}
+for _,m in ipairs(phase~="Successful"and type(spec.metrics)=="table"and spec.metrics or{})do
+if type(m)=="table"and s(m.name)~=""then
+wanted[s(m.name)]=s(m.count)
+end
+end
+for _,r in ipairs(results)do
+if type(r)=="table"then
+local name,p=s(r.name),s(r.phase)
+rare=rare or p=="Failed"or p=="Error"or p=="Inconclusive"and r.dryRun==true
+if r.dryRun~=true and phase~="Successful"then
+progress=progress ..sep ..name .." "..(tonumber(r.count)or 0)
+..((wanted[name]or"")~=""and"/"..wanted[name]or"").." measurements"
+..(p~=""and p~="Running"and" ("..p ..")"or"")
+sep=", "
+end
+end
+end
+if not rare and phase=="Successful"then
+return{status="Healthy",message=s(st.message)~=""and s(st.message)
+or spec.terminate==true and"Analysis run terminated; every metric was within its limits"
+or"Analysis run completed successfully"}
+end
+if not rare and(phase=="Running"or phase=="Pending"or phase=="")then
+return{status="Progressing",message=(phase==""and"Analysis run is pending"or"Analysis run is running")
+..progress}
+end
+return loadstring([==[
+local st,spec,results,progress,s,inconclusiveStatus=...
+local phase,message=s(st.phase),s(st.message)
+local dryRun,decided="",false
+for _,r in ipairs(results)do
+if type(r)=="table"then
+local p=s(r.phase)
+if r.dryRun~=true then
+decided=decided or p=="Failed"or p=="Error"
+elseif p=="Failed"or p=="Error"or p=="Inconclusive"then
+dryRun=(dryRun==""and""or dryRun ..", ").."metric \""..s(r.name).."\" "..p
+end
+end
+end
+dryRun=dryRun~=""and"; dry-run "..dryRun .." (not counted)"or""
+local status,only
+if phase=="Failed"or phase=="Error"or phase=="Inconclusive"then
+status=phase=="Inconclusive"and inconclusiveStatus or"Degraded"
+only=message==""and phase
+elseif phase=="Successful"then
+status="Healthy"
+message=message~=""and message or spec.terminate==true and"Analysis run terminated; every metric was within its limits"
+or"Analysis run completed successfully"
+elseif decided and(phase==""or phase=="Pending"or phase=="Running")then
+status,only="Degraded",true
+else
+status="Progressing"
+message=(phase=="Running"or phase=="Pending")and"Analysis run is running"
+or phase==""and"Analysis run is pending"or"Analysis run phase "..phase .." is not recognised"
+message=message ..progress
+end
+if only then
+local out=loadstring([=[
+local spec,results,s,only=...
+local specs,out={},""
+for _,m in ipairs(type(spec.metrics)=="table"and spec.metrics or{})do
+if type(m)=="table"and s(m.name)~=""then
+specs[s(m.name)]=m
+end
+end
+for _,r in ipairs(results)do
+local p=type(r)=="table"and r.dryRun~=true and s(r.phase)
+if p==only or only==true and(p=="Failed"or p=="Error")then
+local m=specs[s(r.name)]or{}
+local shown,counter,field,limit="failed","failed","failureLimit","0"
+if p=="Error"then
+shown,counter,field,limit="consecutiveErrors","consecutiveError","consecutiveErrorLimit","4"
+elseif p=="Inconclusive"then
+shown,counter,field,limit="inconclusive","inconclusive","inconclusiveLimit","0"
+end
+limit=s(m[field])~=""and s(m[field])or limit
+local n,ln=tonumber(r[counter])or 0,tonumber(limit)
+out=(out==""and""or out .."; ").."Metric \""..s(r.name).."\" assessed "..p
+..((ln==nil or ln>=0 and n>ln)and" due to "..shown .." ("..n ..") > "..field .." ("..limit ..")"
+or s(m.consecutiveSuccessLimit)~=""and" due to consecutiveSuccess ("..(tonumber(r.consecutiveSuccess)or 0)
+..") < consecutiveSuccessLimit ("..s(m.consecutiveSuccessLimit)..")"or"")
+..(s(r.message)~=""and": \"Error Message: "..s(r.message).."\""or"")
+end
+end
+return out
+]=])(spec,results,s,only)
+if only==true then
+message=out .." (run terminating)"
+else
+message=out~=""and out or phase=="Failed"and"Analysis run failed"
+or phase=="Error"and"Analysis run had an error"or"Analysis run was inconclusive"
+end
+end
+return{status=status,message=message ..dryRun}
+]==])(st,spec,results,progress,s,inconclusiveStatus)
