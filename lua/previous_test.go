@@ -42,6 +42,7 @@ func TestSameAsPrevious(t *testing.T) {
 	for _, file := range files {
 		kind := strings.TrimSuffix(filepath.Base(file), ".lua")
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			raw, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
@@ -82,11 +83,11 @@ func TestSameAsPrevious(t *testing.T) {
 			}
 			// Random mutations rarely change exactly the one field a rule turns on (a dry-run metric's phase,
 			// a limit's type), so each field of every fixture's status and spec is also replaced, alone, by
-			// each of the values the scripts branch on, under one profile (the random mutations cover the
+			// each value of another type and, where a string was, by each string the scripts compare with,
+			// under one profile (the random mutations cover the
 			// profiles' differences: deletion and result handling).
-			values := append([]any{nil, float64(-1), float64(3), "7", true, map[string]any{}}, anys(strs)...)
 			for i, obj := range objs {
-				for n, edited := range substitutions(obj, values) {
+				for n, edited := range substitutions(obj, typed, anys(strs)) {
 					compareWithPrevious(t, kind, previous, current, edited, fmt.Sprintf("fixture %d, substitution %d", i, n), engine.V214)
 					compared++
 				}
@@ -124,6 +125,9 @@ func compareWithPrevious(t *testing.T, kind, previous, current string, obj map[s
 	}
 }
 
+// typed are the values of other types that replace every field.
+var typed = []any{nil, float64(-1), float64(3), "7", true, map[string]any{}}
+
 func anys(strs []string) []any {
 	out := make([]any, len(strs))
 	for i, s := range strs {
@@ -132,18 +136,18 @@ func anys(strs []string) []any {
 	return out
 }
 
-// substitutions is a copy of obj for every field of its status and spec and every value: the field set to
-// the value, or, for the nil value, deleted from its map. Most fields of the objects are below two that
-// neither Argo CD's scripts nor ours read, and are left out: the Experiment's pod templates
-// (spec.templates) and the AnalysisRun's measurements (status.metricResults[].measurements); those two
-// are still replaced whole.
-func substitutions(obj map[string]any, values []any) []map[string]any {
+// substitutions is a copy of obj for every field of its status and spec and every value (typed, and strs
+// where the field holds a string): the field set to the value, or, for the nil value, deleted from its map. Most fields of the objects are below a few that
+// neither Argo CD's scripts nor ours read, and are left out: pod templates (a Rollout's spec.template, an
+// Experiment's spec.templates) and the AnalysisRun's measurements (status.metricResults[].measurements);
+// those are still replaced whole.
+func substitutions(obj map[string]any, typed, strs []any) []map[string]any {
 	var paths [][]any
 	var walk func(v any, path []any)
 	walk = func(v any, path []any) {
 		if len(path) > 0 {
 			paths = append(paths, path)
-			if k := path[len(path)-1]; k == "measurements" || k == "templates" && len(path) == 2 {
+			if k := path[len(path)-1]; k == "measurements" || (k == "template" || k == "templates") && len(path) == 2 {
 				return
 			}
 		}
@@ -166,6 +170,10 @@ func substitutions(obj map[string]any, values []any) []map[string]any {
 	sort.Slice(paths, func(i, j int) bool { return fmt.Sprint(paths[i]) < fmt.Sprint(paths[j]) })
 	var out []map[string]any
 	for _, path := range paths {
+		values := typed
+		if _, ok := at(obj, path).(string); ok {
+			values = append(append([]any{}, typed...), strs...)
+		}
 		for _, x := range values {
 			root := mutate.DeepCopy(obj).(map[string]any)
 			var parent any = root
@@ -191,4 +199,18 @@ func substitutions(obj map[string]any, values []any) []map[string]any {
 		}
 	}
 	return out
+}
+
+// at is the value at path in obj.
+func at(obj map[string]any, path []any) any {
+	var v any = obj
+	for _, k := range path {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[k.(string)]
+		case []any:
+			v = c[k.(int)]
+		}
+	}
+	return v
 }
