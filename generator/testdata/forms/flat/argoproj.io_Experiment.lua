@@ -18,34 +18,33 @@ local st = obj.status
 if type(st) ~= "table" then
   return { status = "Progressing", message = "Waiting for experiment to finish: status has not been reconciled." }
 end
--- A phase compares equal to a string only if it is that string. A Successful experiment is Healthy
--- whatever its analyses say: the controller decided.
-if st.phase == "Successful" then
+-- A phase compares equal to a string only if it is that string, so the tests here need no conversion; a
+-- phase that is not a string goes to the rules below, which read it as text. A Successful experiment is
+-- Healthy whatever its analyses say: the controller decided.
+local phase = st.phase
+if phase == "Successful" then
   return { status = "Healthy", message = "Experiment is successful" }
 end
 
--- A string, number or boolean as text; anything else (nil, a table: all a JSON value can be besides) as "".
-local function s(v)
-  return v ~= nil and type(v) ~= "table" and tostring(v) or ""
-end
-
 -- status.analysisRuns[] is the experiment controller's copy of each AnalysisRun's phase and message: bad
--- when one Failed or Errored, waiting when one has no verdict yet ("", Pending, Running).
-local phase, runs, bad, waiting = s(st.phase), type(st.analysisRuns) == "table" and st.analysisRuns or {}, false, false
+-- when one Failed or Errored; waiting, perhaps, when one has no verdict (the list below is exact).
+local runs, bad, waiting = type(st.analysisRuns) == "table" and st.analysisRuns or {}, false, false
 for _, r in ipairs(runs) do
-  if type(r) == "table" then
-    local p = s(r.phase)
-    bad = bad or p == "Failed" or p == "Error"
-    waiting = waiting or p == "" or p == "Pending" or p == "Running"
-  end
+  local p = type(r) == "table" and r.phase
+  bad = bad or p == "Failed" or p == "Error"
+  waiting = waiting or p ~= false and p ~= "Successful" and p ~= "Inconclusive"
 end
 
 if not bad and phase == "Running" and not waiting then
   return { status = "Progressing", message = "Experiment is running" }
 elseif not bad and phase == "Running" then
-  -- The analyses it waits for, compiled only for the experiments that have them.
-  return (function(runs, s)
-local waiting, sep = "", ""
+  -- The analyses it waits for ("", Pending, Running), compiled only for the experiments that have some.
+  return (function(runs)
+-- A string, number or boolean as text; anything else (nil, a table: all a JSON value can be besides) as "".
+local function s(v)
+  return v ~= nil and type(v) ~= "table" and tostring(v) or ""
+end
+local waiting, sep = "", ": waiting for "
 for _, r in ipairs(runs) do
   local p = type(r) == "table" and s(r.phase)
   if p == "" or p == "Pending" or p == "Running" then
@@ -54,15 +53,19 @@ for _, r in ipairs(runs) do
     sep = "; "
   end
 end
-return { status = "Progressing", message = "Experiment is running: waiting for " .. waiting }
-end)(runs, s)
-elseif not bad and (phase == "Pending" or phase == "") then
+return { status = "Progressing", message = "Experiment is running" .. waiting }
+end)(runs)
+elseif not bad and (phase == "Pending" or phase == "" or phase == nil) then
   return { status = "Progressing", message = "Experiment is pending" }
 end
 
 -- A verdict, an analysis failed before the experiment ended, or a phase this script does not know: rules
 -- compiled only for the objects that reach them.
-return (function(st, phase, runs, s, inconclusiveStatus)
+return (function(st, runs, inconclusiveStatus)
+local function s(v)
+  return v ~= nil and type(v) ~= "table" and tostring(v) or ""
+end
+local phase = s(st.phase)
 -- The analyses that Failed or Errored, and those Inconclusive.
 local bad, inconclusive = "", ""
 for _, r in ipairs(runs) do
@@ -87,6 +90,9 @@ if phase == "Failed" or phase == "Error" or phase == "Inconclusive" then
 elseif bad ~= "" then
   -- the experiment controller ends the experiment on the next reconcile; the verdict is already known
   return { status = "Degraded", message = "Experiment analysis failed: " .. bad }
+elseif phase == "" then
+  -- a phase that is not a string
+  return { status = "Progressing", message = "Experiment is pending" }
 end
 return { status = "Progressing", message = "Experiment phase " .. phase .. " is not recognised" }
-end)(st, phase, runs, s, inconclusiveStatus)
+end)(st, runs, inconclusiveStatus)
