@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
+	"github.com/analysis-health/analysis-health/e2e/timeline"
 	"github.com/analysis-health/analysis-health/lua"
 )
 
@@ -135,9 +136,9 @@ func desiredManifest(live map[string]any) (string, error) {
 
 // appHealth is the Application's health for one frame: the recorded Rollout and AnalysisRuns as the live
 // state of the destination namespace, the Rollout as the App's only desired manifest.
-func (a *argoCD) appHealth(t testing.TB, f *frame) *v1alpha1.HealthStatus {
+func (a *argoCD) appHealth(t testing.TB, f *timeline.Frame) *v1alpha1.HealthStatus {
 	t.Helper()
-	live := newLiveState(t, a.settings, append([]*unstructured.Unstructured{f.rollout()}, f.runs()...))
+	live := newLiveState(t, a.settings, append([]*unstructured.Unstructured{f.RolloutObject()}, f.RunObjects()...))
 	defer live.cluster.Invalidate()
 	mgr := controller.NewAppStateManager(a.db, appfake.NewSimpleClientset(), nil, argocdNamespace, nil, nil, a.settings, live,
 		nil, nil, nil, time.Minute, argo.NewResourceTracking(), true, 0, false, normalizers.IgnoreNormalizerOpts{})

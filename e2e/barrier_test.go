@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/analysis-health/analysis-health/e2e/timeline"
 	"github.com/analysis-health/analysis-health/hooks"
 	"github.com/analysis-health/analysis-health/manifest"
 )
@@ -90,7 +91,7 @@ func barrierTargets(t testing.TB, ro map[string]any) []*unstructured.Unstructure
 	for _, o := range out.Objects() {
 		u := &unstructured.Unstructured{Object: o.Object}
 		if u.GetNamespace() == "" {
-			u.SetNamespace(str(ro, "metadata", "namespace"))
+			u.SetNamespace(timeline.Str(ro, "metadata", "namespace"))
 		}
 		targets = append(targets, u)
 	}
@@ -98,11 +99,11 @@ func barrierTargets(t testing.TB, ro map[string]any) []*unstructured.Unstructure
 }
 
 // syncOverFrames runs the operation and returns the Promotion's outcome.
-func syncOverFrames(t testing.TB, tl *timeline, override health.HealthOverride) promotion {
+func syncOverFrames(t testing.TB, tl *timeline.Timeline, override health.HealthOverride) promotion {
 	t.Helper()
 	api := newDeleteRecorder(t)
 	targets := barrierTargets(t, tl.Frames[len(tl.Frames)-1].Rollout)
-	ns := str(tl.Frames[0].Rollout, "metadata", "namespace")
+	ns := timeline.Str(tl.Frames[0].Rollout, "metadata", "namespace")
 	live := map[kube.ResourceKey]*unstructured.Unstructured{}
 	var (
 		phase   common.OperationPhase
@@ -111,7 +112,7 @@ func syncOverFrames(t testing.TB, tl *timeline, override health.HealthOverride) 
 	)
 	started := metav1.Now()
 	t0, _ := time.Parse(time.RFC3339, tl.Frames[0].Time)
-	rolloutKey := kube.GetResourceKey(tl.Frames[0].rollout())
+	rolloutKey := kube.GetResourceKey(tl.Frames[0].RolloutObject())
 	// after the last frame nothing changes any more, but hook creations and deletions still trigger
 	// reconciles: a few more at the last frame's time settle the operation
 	n := len(tl.Frames) + 5
@@ -121,7 +122,7 @@ func syncOverFrames(t testing.TB, tl *timeline, override health.HealthOverride) 
 		if at.Sub(t0) > promotionTimeout {
 			return promotion{Phase: "Errored", At: promotionTimeout, Frame: -1, Message: "argocd-update timed out after 5m0s"}
 		}
-		ro := f.rollout()
+		ro := f.RolloutObject()
 		ro.SetUID(types.UID("uid-rollout"))
 		live[rolloutKey] = ro
 		cur := map[kube.ResourceKey]*unstructured.Unstructured{}

@@ -9,7 +9,7 @@
 // feed every recorded Rollout, with the AnalysisRuns it owns, through Argo CD v2.14's application
 // controller comparison (controller.AppStateManager.CompareAppState, which computes Application health
 // with setApplicationHealth), once with our scripts installed through argocd-cm and once with Argo CD's
-// built-in script, then through Kargo's Stage health and Freight verification rules (kargo_test.go) and
+// built-in script, then through Kargo's Stage health and Freight verification rules (package kargo) and
 // through gitops-engine's sync engine with the barrier hook (barrier_test.go). docs/why.md holds the
 // report they print; a test keeps it equal to what they compute.
 package e2e

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"flag"
-	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -14,6 +13,9 @@ import (
 	"github.com/argoproj/gitops-engine/pkg/utils/kube"
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/analysis-health/analysis-health/e2e/kargo"
+	"github.com/analysis-health/analysis-health/e2e/timeline"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated report in docs/why.md")
@@ -26,36 +28,30 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// knownLimits are the assertions our script fails on a recorded controller state, by scenario, with the
-// exact violation text. The test fails if a violation appears that is not listed here, and if a listed
-// one no longer happens. Each is explained in docs/why.md ("What no Rollout script can see").
-var knownLimits = map[string][]string{ // keyed by "<version>/<scenario>"
-	// The background run fails after the controller wrote the promotion. The controller itself ignores
-	// it (rollout/analysis.go reconcileBackgroundAnalysisRun returns nil once rolloututil.IsFullyPromoted)
-	// and the next Rollout write no longer mentions the run: no field of the Rollout shows the failure,
-	// and the barrier has let the sync finish on the Healthy Rollout.
+// barrierKnownLimits are the barrier rule's problems our script has on a recorded controller state, by
+// scenario, after kargo.KnownLimits' Stage-rule problems (docs/why.md "What no Rollout script can see"):
+// with the background run failing after the controller wrote the promotion, the barrier has let the sync
+// finish on the Healthy Rollout.
+var barrierKnownLimits = map[string][]string{ // keyed by "<version>/<scenario>"
 	"v1.8.5/canary-background-failed-after-promotion": {
-		"Stage Healthy, not Unhealthy, at frame 18 (+190s) while checkout-54d7c4976f-2 Failed",
 		"with the barrier, the Promotion Succeeded at frame 18 (+190s) although not every analysis passed",
 	},
-	// The same on v1.10.2, where the failing measurement lands in the write that promotes: the Freight
-	// is verified on that Healthy frame.
 	"v1.10.2/canary-background-failed-after-promotion": {
-		"verified at frame 19 (+200s) although not every analysis passed (checkout-d75d5bf65-2 Failed)",
-		"Stage Healthy, not Unhealthy, at frame 19 (+200s) while checkout-d75d5bf65-2 Failed",
 		"with the barrier, the Promotion Succeeded at frame 19 (+200s) although not every analysis passed",
 	},
-	// The background run fails after the controller wrote the promotion. The controller itself ignores
-	// it (rollout/analysis.go reconcileBackgroundAnalysisRun returns nil once rolloututil.IsFullyPromoted)
-	// and the next Rollout write no longer mentions the run: no field of the Rollout shows the failure.
+}
 
+// knownLimits are the problems our script has on a recorded scenario, exactly: the Stage rules', then the
+// barrier rule's, in kargo.Problems' order.
+func knownLimits(key string) []string {
+	return append(append([]string(nil), kargo.KnownLimits[key]...), barrierKnownLimits[key]...)
 }
 
 // result is one Argo CD installation's view of a timeline, and what Kargo makes of it.
 type result struct {
 	app      []*v1alpha1.HealthStatus // Application health per frame (CompareAppState)
 	rollout  []*health.HealthStatus   // the Rollout's own health per frame (resource tree)
-	stage    []stageHealth
+	stage    []kargo.Health
 	verified int      // frame at which Kargo verifies the Freight, -1 never
 	problems []string // where Kargo's verdict and the analysis verdict disagree
 	// promotion is the Kargo Promotion's outcome when the sync carries the PostSync barrier
@@ -63,17 +59,14 @@ type result struct {
 }
 
 type evaluation struct {
-	tl       *timeline
-	verdicts []verdicts
+	tl       *timeline.Timeline
+	verdicts []timeline.Verdicts
 	ours     result
 	builtin  result
 }
 
-func evaluate(t *testing.T, tl *timeline, oursCD, builtinCD *argoCD) *evaluation {
-	e := &evaluation{tl: tl}
-	for i := range tl.Frames {
-		e.verdicts = append(e.verdicts, tl.verdicts(i))
-	}
+func evaluate(t *testing.T, tl *timeline.Timeline, oursCD, builtinCD *argoCD) *evaluation {
+	e := &evaluation{tl: tl, verdicts: tl.AllVerdicts()}
 	e.ours = e.run(t, oursCD)
 	e.builtin = e.run(t, builtinCD)
 	return e
@@ -81,82 +74,18 @@ func evaluate(t *testing.T, tl *timeline, oursCD, builtinCD *argoCD) *evaluation
 
 func (e *evaluation) run(t *testing.T, cd *argoCD) result {
 	r := result{}
-	st := newStage()
+	st := kargo.NewStage()
 	for i := range e.tl.Frames {
 		f := &e.tl.Frames[i]
 		app := cd.appHealth(t, f)
 		r.app = append(r.app, app)
-		r.rollout = append(r.rollout, cd.resourceHealth(t, f.rollout()))
-		r.stage = append(r.stage, st.assess(i, app.Status))
+		r.rollout = append(r.rollout, cd.resourceHealth(t, f.RolloutObject()))
+		st.Assess(string(app.Status))
 	}
-	r.verified = st.verified
+	r.stage, r.verified = st.Health, st.Verified
 	r.promotion = syncOverFrames(t, e.tl, cd.healthOverride(t))
-	r.problems = e.problems(r)
+	r.problems = kargo.Problems(e.tl, e.verdicts, st, &kargo.Promotion{Phase: r.promotion.Phase, Frame: r.promotion.Frame})
 	return r
-}
-
-// problems compares Kargo's view with the analysis verdicts of the same frames:
-//   - Freight is verified only once every analysis of the revision has passed;
-//   - the Stage is Unhealthy in every frame in which an analysis of the revision has Failed or Errored;
-//   - an inconclusive analysis never leaves the Stage Healthy;
-//   - and, so that a script that is never Healthy cannot pass: when the update ends promoted with every
-//     analysis passed, the Freight is verified.
-func (e *evaluation) problems(r result) []string {
-	var out []string
-	tl := e.tl
-	if v := r.verified; v >= 0 && !e.verdicts[v].AllPassed {
-		why := append(append(append([]string{}, e.verdicts[v].Failed...), e.verdicts[v].Incon...), e.verdicts[v].Pending...)
-		out = append(out, fmt.Sprintf("verified at frame %d (%s) although not every analysis passed (%s)", v, tl.offset(v), strings.Join(why, ", ")))
-	}
-	out = append(out, e.ranges(func(i int) (bool, string) {
-		if len(e.verdicts[i].Failed) == 0 || r.stage[i] == stageUnhealthy {
-			return false, ""
-		}
-		return true, fmt.Sprintf("Stage %s, not Unhealthy, at %%s while %s", r.stage[i], strings.Join(e.verdicts[i].Failed, ", "))
-	})...)
-	out = append(out, e.ranges(func(i int) (bool, string) {
-		if len(e.verdicts[i].Incon) == 0 || r.stage[i] != stageHealthy {
-			return false, ""
-		}
-		return true, fmt.Sprintf("Stage Healthy at %%s while %s", strings.Join(e.verdicts[i].Incon, ", "))
-	})...)
-	if p := r.promotion; p.Phase == "Succeeded" && !e.verdicts[p.Frame].AllPassed {
-		out = append(out, fmt.Sprintf("with the barrier, the Promotion Succeeded at frame %d (%s) although not every analysis passed", p.Frame, tl.offset(p.Frame)))
-	}
-	last := len(tl.Frames) - 1
-	if tl.Outcome == "promoted" && e.verdicts[last].AllPassed && r.verified < 0 {
-		out = append(out, "never verified although every analysis passed and the update was promoted")
-	}
-	return out
-}
-
-// ranges groups consecutive frames for which f reports the same message (with %s for the frame range).
-func (e *evaluation) ranges(f func(i int) (bool, string)) []string {
-	var out []string
-	start, msg := -1, ""
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		span := fmt.Sprintf("frame %d (%s)", start, e.tl.offset(start))
-		if end > start {
-			span = fmt.Sprintf("frames %d–%d (%s–%s)", start, end, e.tl.offset(start), e.tl.offset(end))
-		}
-		out = append(out, fmt.Sprintf(msg, span))
-		start = -1
-	}
-	for i := range e.tl.Frames {
-		bad, m := f(i)
-		if bad && start >= 0 && m == msg {
-			continue
-		}
-		flush(i - 1)
-		if bad {
-			start, msg = i, m
-		}
-	}
-	flush(len(e.tl.Frames) - 1)
-	return out
 }
 
 // TestKargo is the end-to-end proof (make e2e): every timeline recorded with every Rollouts version
@@ -165,7 +94,7 @@ func (e *evaluation) ranges(f func(i int) (bool, string)) []string {
 func TestKargo(t *testing.T) {
 	oursCD, builtinCD := installations(t)
 	var report strings.Builder
-	for _, version := range versions {
+	for _, version := range timeline.Versions {
 		timelines := loadTimelines(t, version)
 		if len(timelines) < 30 {
 			t.Fatalf("%s: %d timelines, want at least 30 (record them: make e2e UPDATE=1)", version, len(timelines))
@@ -175,14 +104,13 @@ func TestKargo(t *testing.T) {
 			e := evaluate(t, tl, oursCD, builtinCD)
 			evals = append(evals, e)
 			t.Run(version+"/"+tl.Name, func(t *testing.T) {
-				want := knownLimits[version+"/"+tl.Name]
+				want := knownLimits(version + "/" + tl.Name)
 				if !reflect.DeepEqual(e.ours.problems, want) {
 					t.Errorf("with our script, Kargo disagrees with the analysis verdict:\n  got:  %q\n  want: %q", e.ours.problems, want)
 				}
 				last := len(tl.Frames) - 1
-				wantFinal := map[string]health.HealthStatusCode{"promoted": health.HealthStatusHealthy, "rolled-back": health.HealthStatusHealthy,
-					"aborted": health.HealthStatusDegraded}[tl.Outcome]
-				if got := e.ours.app[last].Status; got != wantFinal {
+				wantFinal := tl.WantFinalAppHealth()
+				if got := string(e.ours.app[last].Status); got != wantFinal {
 					t.Errorf("final Application health with our script %s, want %s for a timeline that ends %s", got, wantFinal, tl.Outcome)
 				}
 				for i, st := range e.ours.app {
@@ -223,8 +151,8 @@ func TestKargo(t *testing.T) {
 func TestAnalysisRunsAreNotManaged(t *testing.T) {
 	oursCD, _ := installations(t)
 	checked := 0
-	var all []*timeline
-	for _, v := range versions {
+	var all []*timeline.Timeline
+	for _, v := range timeline.Versions {
 		all = append(all, loadTimelines(t, v)...)
 	}
 	for _, tl := range all {
@@ -233,7 +161,7 @@ func TestAnalysisRunsAreNotManaged(t *testing.T) {
 			if len(f.AnalysisRuns) == 0 {
 				continue
 			}
-			for _, ar := range f.runs() {
+			for _, ar := range f.RunObjects() {
 				refs := ar.GetOwnerReferences()
 				if len(refs) == 1 && refs[0].Kind == "Experiment" {
 					// an experiment's runs (experiments/experiment.go newAnalysisRun) carry no selector
@@ -244,13 +172,13 @@ func TestAnalysisRunsAreNotManaged(t *testing.T) {
 					t.Fatalf("%s frame %d: AnalysisRun %s lacks the tracking label or the ownerReference", tl.Name, i, ar.GetName())
 				}
 			}
-			live := newLiveState(t, oursCD.settings, append([]*unstructured.Unstructured{f.rollout()}, f.runs()...))
+			live := newLiveState(t, oursCD.settings, append([]*unstructured.Unstructured{f.RolloutObject()}, f.RunObjects()...))
 			managed, err := live.GetManagedLiveObjs(application(), nil)
 			live.cluster.Invalidate()
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := kube.GetResourceKey(f.rollout())
+			want := kube.GetResourceKey(f.RolloutObject())
 			if len(managed) != 1 || managed[want] == nil {
 				t.Fatalf("%s frame %d: managed objects %v, want only %v", tl.Name, i, keys(managed), want)
 			}
@@ -260,6 +188,15 @@ func TestAnalysisRunsAreNotManaged(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no frame with AnalysisRuns")
 	}
+}
+
+func loadTimelines(t testing.TB, version string) []*timeline.Timeline {
+	t.Helper()
+	tls, err := timeline.Load(timeline.Dir, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls
 }
 
 func keys[V any](m map[kube.ResourceKey]V) []kube.ResourceKey {

@@ -3,13 +3,15 @@ package e2e
 import (
 	"fmt"
 	"strings"
+
+	"github.com/analysis-health/analysis-health/e2e/timeline"
 )
 
 // renderReport is the Markdown kept in docs/why.md between the generated-block markers.
 func renderReport(version string, evals []*evaluation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Argo Rollouts %s\n\n", version)
-	fmt.Fprintf(&b, "Recorded from %s; Application health from Argo CD v2.14.21 `controller.AppStateManager.CompareAppState`; Stage health and verification by Kargo v1.11.2's rules (`e2e/kargo_test.go`). A frame is the Rollout (with its AnalysisRuns and Experiments) after one tick of the controllers that changed something; frame 0 is Argo CD applying the new revision, times are from then. Promotion with barrier: the Kargo Promotion's outcome when the sync carries the PostSync barrier hook, replayed through gitops-engine's sync engine (`e2e/barrier_test.go`), against argocd-update's default 5-minute timeout.\n\n", evals[0].tl.Controller)
+	fmt.Fprintf(&b, "Recorded from %s; Application health from Argo CD v2.14.21 `controller.AppStateManager.CompareAppState`; Stage health and verification by Kargo v1.11.2's rules (`e2e/kargo`). A frame is the Rollout (with its AnalysisRuns and Experiments) after one tick of the controllers that changed something; frame 0 is Argo CD applying the new revision, times are from then. Promotion with barrier: the Kargo Promotion's outcome when the sync carries the PostSync barrier hook, replayed through gitops-engine's sync engine (`e2e/barrier_test.go`), against argocd-update's default 5-minute timeout.\n\n", evals[0].tl.Controller)
 	b.WriteString("| Scenario | Expected verdict (analysis controller) | Analysis verdict over time | Built-in script: Stage first Healthy = Freight verified | Our script: Stage first Healthy = Freight verified | Promotion with barrier, built-in | Promotion with barrier, ours | Built-in script disagrees with the analysis |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, e := range evals {
@@ -36,8 +38,8 @@ func renderReport(version string, evals []*evaluation) string {
 		b.WriteString("|---|---|---|---|---|---|---|---|\n")
 		for i := range e.tl.Frames {
 			f := &e.tl.Frames[i]
-			phase := str(f.Rollout, "status", "phase")
-			if msg := str(f.Rollout, "status", "message"); msg != "" {
+			phase := timeline.Str(f.Rollout, "status", "phase")
+			if msg := timeline.Str(f.Rollout, "status", "message"); msg != "" {
 				phase += ": " + msg
 			}
 			if phase == "" {
@@ -50,7 +52,7 @@ func renderReport(version string, evals []*evaluation) string {
 				}
 				return s
 			}
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s / %s |\n", i, e.tl.offset(i), cell(events(f)), cell(phase), cell(e.runs(f)),
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s / %s |\n", i, e.tl.Offset(i), cell(events(f)), cell(phase), cell(e.runs(f)),
 				cell(rolloutHealth(e.builtin, i)), cell(rolloutHealth(e.ours, i)), mark(e.builtin), mark(e.ours))
 		}
 	}
@@ -62,7 +64,7 @@ func (e *evaluation) moment(r result) string {
 	if r.verified < 0 {
 		return "never"
 	}
-	return fmt.Sprintf("frame %d (%s)", r.verified, e.tl.offset(r.verified))
+	return fmt.Sprintf("frame %d (%s)", r.verified, e.tl.Offset(r.verified))
 }
 
 // analysisVerdict summarises the ground truth: when the analyses of the revision passed, failed or
@@ -73,7 +75,7 @@ func (e *evaluation) analysisVerdict() string {
 	note := func(what string, i int) {
 		if !seen[what] {
 			seen[what] = true
-			parts = append(parts, fmt.Sprintf("%s at frame %d (%s)", what, i, e.tl.offset(i)))
+			parts = append(parts, fmt.Sprintf("%s at frame %d (%s)", what, i, e.tl.Offset(i)))
 		}
 	}
 	for i, v := range e.verdicts {
@@ -94,20 +96,20 @@ func (e *evaluation) analysisVerdict() string {
 }
 
 // runs lists the revision's AnalysisRuns in a frame with their phase (terminated runs marked).
-func (e *evaluation) runs(f *frame) string {
+func (e *evaluation) runs(f *timeline.Frame) string {
 	var parts []string
 	for _, ar := range f.AnalysisRuns {
-		if str(ar, "metadata", "annotations", "rollout.argoproj.io/revision") != e.tl.Revision {
+		if timeline.Str(ar, "metadata", "annotations", "rollout.argoproj.io/revision") != e.tl.Revision {
 			continue
 		}
-		phase := str(ar, "status", "phase")
+		phase := timeline.Str(ar, "status", "phase")
 		if phase == "" {
 			phase = "(no status)"
 		}
-		if str(ar, "spec", "terminate") == "true" && phase != "Successful" {
+		if timeline.Str(ar, "spec", "terminate") == "true" && phase != "Successful" {
 			phase += ", terminating"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", str(ar, "metadata", "name"), phase))
+		parts = append(parts, fmt.Sprintf("%s %s", timeline.Str(ar, "metadata", "name"), phase))
 	}
 	if len(parts) == 0 {
 		return "—"
@@ -116,7 +118,7 @@ func (e *evaluation) runs(f *frame) string {
 }
 
 // events are the world's events before the frame, without the reconcile itself.
-func events(f *frame) string {
+func events(f *timeline.Frame) string {
 	var out []string
 	for _, ev := range f.Events {
 		if ev != "rollout controller reconcile" {

@@ -1,122 +1,21 @@
-package e2e
+package timeline
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 )
 
-// timeline mirrors recorder.Timeline (e2e/recorder/scenarios.go); the two modules share only the YAML.
-type timeline struct {
-	Name            string  `json:"name"`
-	Strategy        string  `json:"strategy"`
-	Summary         string  `json:"summary"`
-	Outcome         string  `json:"outcome"`
-	Verdict         string  `json:"verdict"`
-	Controller      string  `json:"controller"`
-	Revision        string  `json:"revision"`
-	PodTemplateHash string  `json:"podTemplateHash"`
-	Frames          []frame `json:"frames"`
-}
-
-type frame struct {
-	Frame        int              `json:"frame"`
-	Time         string           `json:"time"`
-	Reconcile    int              `json:"reconcile"`
-	Events       []string         `json:"events"`
-	Rollout      map[string]any   `json:"rollout"`
-	AnalysisRuns []map[string]any `json:"analysisRuns"`
-	Experiments  []map[string]any `json:"experiments"`
-}
-
-const timelineDir = "testdata/timelines"
-
-// versions are the Argo Rollouts releases the recorder modules record with (e2e/recorder: v1.8.5,
-// e2e/recorder/v1.10: v1.10.2), one directory of timelines each.
-var versions = []string{"v1.8.5", "v1.10.2"}
-
-// loadTimelines reads every timeline recorded with a Rollouts version, canary before blue-green.
-func loadTimelines(t testing.TB, version string) []*timeline {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(timelineDir, version, "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*timeline
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tl timeline
-		if err := yaml.UnmarshalStrict(raw, &tl); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		if tl.Name+".yaml" != filepath.Base(p) || len(tl.Frames) == 0 || tl.Revision == "" || tl.PodTemplateHash == "" ||
-			!strings.Contains(tl.Controller, "argo-rollouts "+version+",") {
-			t.Fatalf("%s: not a complete timeline", p)
-		}
-		out = append(out, &tl)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Strategy != out[j].Strategy {
-			return out[i].Strategy == "canary"
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out
-}
-
-func (f *frame) rollout() *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: f.Rollout}
-}
-
-func (f *frame) runs() []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, m := range f.AnalysisRuns {
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
-	return out
-}
-
-// offset is the frame's time relative to frame 0 (Argo CD applying the new revision).
-func (tl *timeline) offset(i int) string {
-	t0, err0 := time.Parse(time.RFC3339, tl.Frames[0].Time)
-	ti, erri := time.Parse(time.RFC3339, tl.Frames[i].Time)
-	if err0 != nil || erri != nil {
-		return "?"
-	}
-	return fmt.Sprintf("+%ds", int(ti.Sub(t0).Seconds()))
-}
-
-func str(obj map[string]any, path ...string) string {
-	v, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
-	switch v := v.(type) {
-	case string:
-		return v
-	case nil:
-		return ""
-	default:
-		return fmt.Sprint(v)
-	}
-}
-
-// analysisRef identifies one analysis the revision has to pass: its rollout-type label and, for canary
+// AnalysisRef identifies one analysis the revision has to pass: its rollout-type label and, for canary
 // step analyses, the step index.
-type analysisRef struct {
+type AnalysisRef struct {
 	Kind string // Step, Background, PrePromotion, PostPromotion (the rollout-type label); Experiment
 	Step string
 }
 
-func (a analysisRef) String() string {
+func (a AnalysisRef) String() string {
 	if a.Kind == "Step" {
 		return "step " + a.Step + " analysis"
 	}
@@ -126,35 +25,34 @@ func (a analysisRef) String() string {
 	return map[string]string{"Background": "background analysis", "PrePromotion": "pre-promotion analysis", "PostPromotion": "post-promotion analysis"}[a.Kind]
 }
 
-// expectedAnalyses are the analyses the Rollout spec asks of every revision (except the first, and a
+// ExpectedAnalyses are the analyses the Rollout spec asks of every revision (except the first, and a
 // rollback to the stable revision, which the controller promotes without analysis). An experiment step
 // counts as one analysis: the Experiment's phase is the verdict of its analyses
 // (experiments/experiment.go assessAnalysisRuns).
-func (tl *timeline) expectedAnalyses() []analysisRef {
+func (tl *Timeline) ExpectedAnalyses() []AnalysisRef {
 	if tl.Outcome == "rolled-back" {
 		return nil
 	}
 	ro := tl.Frames[len(tl.Frames)-1].Rollout
-	var out []analysisRef
+	var out []AnalysisRef
 	steps, _, _ := unstructured.NestedSlice(ro, "spec", "strategy", "canary", "steps")
 	for i, s := range steps {
-		if m, ok := s.(map[string]any); ok && m["analysis"] != nil {
-			out = append(out, analysisRef{Kind: "Step", Step: strconv.Itoa(i)})
+		m, _ := s.(map[string]any)
+		if m["analysis"] != nil {
+			out = append(out, AnalysisRef{Kind: "Step", Step: strconv.Itoa(i)})
 		}
-		if m, ok := s.(map[string]any); ok && m["experiment"] != nil {
-			if ex, _ := m["experiment"].(map[string]any); ex != nil && ex["analyses"] != nil {
-				out = append(out, analysisRef{Kind: "Experiment", Step: strconv.Itoa(i)})
-			}
+		if ex, _ := m["experiment"].(map[string]any); ex != nil && ex["analyses"] != nil {
+			out = append(out, AnalysisRef{Kind: "Experiment", Step: strconv.Itoa(i)})
 		}
 	}
 	if _, ok, _ := unstructured.NestedMap(ro, "spec", "strategy", "canary", "analysis"); ok {
-		out = append(out, analysisRef{Kind: "Background"})
+		out = append(out, AnalysisRef{Kind: "Background"})
 	}
 	if _, ok, _ := unstructured.NestedMap(ro, "spec", "strategy", "blueGreen", "prePromotionAnalysis"); ok {
-		out = append(out, analysisRef{Kind: "PrePromotion"})
+		out = append(out, AnalysisRef{Kind: "PrePromotion"})
 	}
 	if _, ok, _ := unstructured.NestedMap(ro, "spec", "strategy", "blueGreen", "postPromotionAnalysis"); ok {
-		out = append(out, analysisRef{Kind: "PostPromotion"})
+		out = append(out, AnalysisRef{Kind: "PostPromotion"})
 	}
 	return out
 }
@@ -173,29 +71,30 @@ func attempt(name string) int {
 	return n
 }
 
-// latestRun is the newest attempt of an analysis for the delivered revision, or nil if none was created.
-func (tl *timeline) latestRun(f *frame, a analysisRef) map[string]any {
+// LatestRun is the newest attempt of an analysis for the delivered revision in frame f (an Experiment for
+// an experiment step), or nil if none was created.
+func (tl *Timeline) LatestRun(f *Frame, a AnalysisRef) map[string]any {
 	var best map[string]any
 	if a.Kind == "Experiment" {
 		// rollout/experiment.go GetExperimentFromTemplate: <rollout>-<podHash>-<revision>-<stepIndex>
-		want := str(f.Rollout, "metadata", "name") + "-" + tl.PodTemplateHash + "-" + tl.Revision + "-" + a.Step
+		want := Str(f.Rollout, "metadata", "name") + "-" + tl.PodTemplateHash + "-" + tl.Revision + "-" + a.Step
 		for _, ex := range f.Experiments {
-			if n := str(ex, "metadata", "name"); n == want || strings.HasPrefix(n, want+"-") {
+			if n := Str(ex, "metadata", "name"); n == want || strings.HasPrefix(n, want+"-") {
 				best = ex
 			}
 		}
 		return best
 	}
 	for _, ar := range f.AnalysisRuns {
-		if str(ar, "metadata", "annotations", "rollout.argoproj.io/revision") != tl.Revision ||
-			str(ar, "metadata", "labels", "rollouts-pod-template-hash") != tl.PodTemplateHash ||
-			str(ar, "metadata", "labels", "rollout-type") != a.Kind {
+		if Str(ar, "metadata", "annotations", "rollout.argoproj.io/revision") != tl.Revision ||
+			Str(ar, "metadata", "labels", "rollouts-pod-template-hash") != tl.PodTemplateHash ||
+			Str(ar, "metadata", "labels", "rollout-type") != a.Kind {
 			continue
 		}
-		if a.Kind == "Step" && str(ar, "metadata", "labels", "step-index") != a.Step {
+		if a.Kind == "Step" && Str(ar, "metadata", "labels", "step-index") != a.Step {
 			continue
 		}
-		if best == nil || attempt(str(ar, "metadata", "name")) > attempt(str(best, "metadata", "name")) {
+		if best == nil || attempt(Str(ar, "metadata", "name")) > attempt(Str(best, "metadata", "name")) {
 			best = ar
 		}
 	}
@@ -205,7 +104,7 @@ func (tl *timeline) latestRun(f *frame, a analysisRef) map[string]any {
 // released: the Rollout is fully promoted and no longer names the run as a current one.
 func released(ro map[string]any, run string) bool {
 	status, _ := ro["status"].(map[string]any)
-	if str(status, "stableRS") == "" || str(status, "stableRS") != str(status, "currentPodHash") {
+	if Str(status, "stableRS") == "" || Str(status, "stableRS") != Str(status, "currentPodHash") {
 		return false
 	}
 	for _, path := range [][]string{
@@ -215,16 +114,16 @@ func released(ro map[string]any, run string) bool {
 		{"blueGreen", "postPromotionAnalysisRunStatus", "name"},
 		{"canary", "currentExperiment"},
 	} {
-		if str(status, path...) == run {
+		if Str(status, path...) == run {
 			return false
 		}
 	}
 	return true
 }
 
-// verdicts is the ground truth of a frame, from the AnalysisRuns themselves (which Argo CD never
+// Verdicts is the ground truth of a frame, from the AnalysisRuns themselves (which Argo CD never
 // aggregates into the Application): which of the revision's analyses passed, failed, were inconclusive.
-type verdicts struct {
+type Verdicts struct {
 	// AllPassed: every analysis of the revision has a latest run that is Successful, or that the rollout
 	// controller ended without a verdict: it terminated the run (spec.terminate; the analysis controller
 	// then ends it Successful "Run Terminated" unless a metric already exceeded its limit,
@@ -239,18 +138,19 @@ type verdicts struct {
 	Incon     []string // latest runs Inconclusive
 }
 
-func (tl *timeline) verdicts(i int) verdicts {
+// Verdicts are frame i's verdicts.
+func (tl *Timeline) Verdicts(i int) Verdicts {
 	f := &tl.Frames[i]
-	v := verdicts{AllPassed: true}
-	for _, a := range tl.expectedAnalyses() {
-		ar := tl.latestRun(f, a)
+	v := Verdicts{AllPassed: true}
+	for _, a := range tl.ExpectedAnalyses() {
+		ar := tl.LatestRun(f, a)
 		if ar == nil {
 			v.AllPassed = false
 			v.Pending = append(v.Pending, a.String()+" not started")
 			continue
 		}
-		name, phase := str(ar, "metadata", "name"), str(ar, "status", "phase")
-		terminated := str(ar, "spec", "terminate") == "true" || released(f.Rollout, name)
+		name, phase := Str(ar, "metadata", "name"), Str(ar, "status", "phase")
+		terminated := Str(ar, "spec", "terminate") == "true" || released(f.Rollout, name)
 		switch phase {
 		case "Successful":
 		case "Failed", "Error", "Inconclusive":
@@ -283,8 +183,17 @@ func (tl *timeline) verdicts(i int) verdicts {
 	return v
 }
 
+// AllVerdicts are the verdicts of every frame.
+func (tl *Timeline) AllVerdicts() []Verdicts {
+	out := make([]Verdicts, len(tl.Frames))
+	for i := range tl.Frames {
+		out[i] = tl.Verdicts(i)
+	}
+	return out
+}
+
 // promotedAfter reports whether a user promoted the Rollout after the run reached its verdict.
-func (tl *timeline) promotedAfter(run string, i int) bool {
+func (tl *Timeline) promotedAfter(run string, i int) bool {
 	decided := tl.decidedAt(run, i)
 	if decided < 0 {
 		return false
@@ -300,11 +209,11 @@ func (tl *timeline) promotedAfter(run string, i int) bool {
 }
 
 // decidedAt is the first frame at or before i in which the run (or experiment) has a verdict.
-func (tl *timeline) decidedAt(run string, i int) int {
+func (tl *Timeline) decidedAt(run string, i int) int {
 	for j := 0; j <= i; j++ {
 		for _, ar := range append(append([]map[string]any{}, tl.Frames[j].AnalysisRuns...), tl.Frames[j].Experiments...) {
-			if str(ar, "metadata", "name") == run {
-				switch str(ar, "status", "phase") {
+			if Str(ar, "metadata", "name") == run {
+				switch Str(ar, "status", "phase") {
 				case "Failed", "Error", "Inconclusive":
 					return j
 				}
@@ -318,13 +227,13 @@ func (tl *timeline) decidedAt(run string, i int) int {
 // verdict: status.abort went from true to unset between two frames at or after the verdict's frame
 // (the Argo CD retry action, or `kubectl argo rollouts retry`; the controller then creates a new run,
 // utils/analysis CreateWithCollisionCounter "<name>.1").
-func (tl *timeline) retriedAfter(run string, i int) bool {
+func (tl *Timeline) retriedAfter(run string, i int) bool {
 	decided := tl.decidedAt(run, i)
 	if decided < 0 {
 		return false
 	}
 	for j := decided + 1; j <= i; j++ {
-		if str(tl.Frames[j-1].Rollout, "status", "abort") == "true" && str(tl.Frames[j].Rollout, "status", "abort") != "true" {
+		if Str(tl.Frames[j-1].Rollout, "status", "abort") == "true" && Str(tl.Frames[j].Rollout, "status", "abort") != "true" {
 			return true
 		}
 	}
