@@ -258,8 +258,9 @@ func CheckSyntax(script string) error {
 	return err
 }
 
-// toLua converts a decoded JSON/YAML object the way Argo CD's decodeValue does: numbers of every Go width
-// become Lua numbers, json.Number stays a string, null and unknown types become nil (so null keys vanish).
+// toLua converts a decoded JSON/YAML object the way Argo CD's decodeValue does (util/lua/lua.go, v2.14 to
+// v3.6): float64, int, int32 and int64 become Lua numbers, json.Number stays a string, null and every type
+// it does not list (float32 among them) become nil, so null keys vanish.
 func toLua(L *lua.LState, v any) lua.LValue {
 	switch x := v.(type) {
 	case bool:
@@ -269,8 +270,6 @@ func toLua(L *lua.LState, v any) lua.LValue {
 	case json.Number:
 		return lua.LString(x)
 	case float64:
-		return lua.LNumber(x)
-	case float32:
 		return lua.LNumber(x)
 	case int:
 		return lua.LNumber(x)

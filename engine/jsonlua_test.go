@@ -133,3 +133,29 @@ func luaDiff(path string, a, b lua.LValue) string {
 	}
 	return ""
 }
+
+// The Go types Argo CD's decodeValue converts, and those it turns into nil, reach the script the same way
+// here (util/lua/lua.go decodeValue, v2.14 to v3.6).
+func TestConversionOfGoTypes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"float64", float64(1.5), "number"},
+		{"int", 2, "number"},
+		{"int32", int32(3), "number"},
+		{"int64", int64(4), "number"},
+		{"json.Number stays text", json.Number("5"), "string"},
+		{"float32 is not listed", float32(1), "nil"},
+		{"uint is not listed", uint(1), "nil"},
+		{"nil", nil, "nil"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := Engine{}.Health(map[string]any{"v": tc.v}, `return {status = "Healthy", message = type(obj.v)}`)
+			if err != nil || h.Message != tc.want {
+				t.Fatalf("type(obj.v) = %q, %v; want %q", h.Message, err, tc.want)
+			}
+		})
+	}
+}

@@ -128,9 +128,14 @@ func ratio(a, b float64) string {
 
 // mix is the weighted mean cost of a variant, over the cells that were measured.
 func (vm VM) mix(variant string) (ns, allocs float64, ok bool) {
+	return weighted(func(m Weight) (Result, bool) { return vm.get("BenchmarkCost/" + m.Kind + "/" + m.Path + "/" + variant) })
+}
+
+// weighted is the mean of the results cell gives, weighted by the mix, over the cells it has.
+func weighted(cell func(Weight) (Result, bool)) (ns, allocs float64, ok bool) {
 	var w float64
 	for _, m := range Mix {
-		r, found := vm.get("BenchmarkCost/" + m.Kind + "/" + m.Path + "/" + variant)
+		r, found := cell(m)
 		if !found || m.Percent == 0 {
 			continue
 		}
@@ -285,20 +290,9 @@ func (vm VM) phase(prefix, ph string) (Result, bool) {
 
 // mixPhase is a phase of a variant weighted by the mix, over the cells whose phases were measured.
 func (vm VM) mixPhase(variant, ph string) (ns, allocs float64, ok bool) {
-	var w float64
-	for _, m := range Mix {
-		r, found := vm.phase("BenchmarkPhases/"+m.Kind+"/"+m.Path+"/"+variant+"/", ph)
-		if !found || m.Percent == 0 {
-			continue
-		}
-		ns += m.Percent * r.NsPerOp
-		allocs += m.Percent * r.AllocsPerOp
-		w += m.Percent
-	}
-	if w == 0 {
-		return 0, 0, false
-	}
-	return ns / w, allocs / w, true
+	return weighted(func(m Weight) (Result, bool) {
+		return vm.phase("BenchmarkPhases/"+m.Kind+"/"+m.Path+"/"+variant+"/", ph)
+	})
 }
 
 // budget is what the goal leaves a script once the floor is paid, against what ours spends there, phase
