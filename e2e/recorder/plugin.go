@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	goplugin "github.com/hashicorp/go-plugin"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -320,6 +321,9 @@ func groundTruth(w *World, ro *v1alpha1.Rollout) analysisState {
 // (../testdata/plugin/<version>.yaml); without, the committed report must equal what is measured.
 func RunPluginVerification(t *testing.T, env *Env, update bool) {
 	bins := preparePlugin(t)
+	// The controller starts the plugin as a managed go-plugin client and, outside its Run, never stops it:
+	// without this the plugin process outlives the test.
+	defer goplugin.CleanupClients()
 	t.Setenv("KUBECONFIG", env.Cluster.Kubeconfig)
 	config := map[string]string{"metricProviderPlugins": "- name: " + pluginName + "\n  location: file://" + bins.plugin + "\n"}
 	var results []PluginResult
