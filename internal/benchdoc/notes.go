@@ -55,6 +55,10 @@ v2.14 above), and both are deliberate:
   AnalysisRun script is a dozen lines, have none of them. A failed run or experiment is rare (1 % of the
   mix each), and is evaluated again only when it changes.
 
+The bounds of each VM ("The least any script can cost") price the first choice: the bound of a running
+AnalysisRun is the least code that gives its per-metric progress, and it is to be read against the built-in's
+whole script.
+
 In v3.6, which compiles once, these choices cost only their run: see its per-kind table.
 
 The CLI's own cost (` + "`health -f`" + ` in bulk, ` + "`inspect`" + `, ` + "`hooks`" + `) is in [the CLI in bulk](performance-cli.md).
