@@ -59,7 +59,8 @@ func argoCD(b *testing.B) costcases.VM {
 	}
 }
 
-// BenchmarkCost is one evaluation per op, cycling over a set's objects, in Argo CD's own code.
+// BenchmarkCost is one evaluation of each variant per op, the variants taking turns, cycling over a set's
+// objects, in Argo CD's own code.
 func BenchmarkCost(b *testing.B) { costcases.Cost(b, argoCD(b)) }
 
 // BenchmarkPhases splits an evaluation into the steps Argo CD v3.6.1's util/lua

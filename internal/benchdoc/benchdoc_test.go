@@ -17,6 +17,27 @@ func TestPerformanceDoc(t *testing.T) {
 	golden.File(t, "../../docs/performance.md", []byte(doc))
 }
 
+// Variants measured in turns come out per variant, all from the run that cost least in total.
+func TestParseTurns(t *testing.T) {
+	out := `BenchmarkCost/Rollout/steady-2 	 2000	 1806569 ns/op	 2370 bound-allocs/op	 500000 bound-cpu-ns/op	 4910 builtin-allocs/op	 1000000 builtin-cpu-ns/op	 2674 ours-allocs/op	 600000 ours-cpu-ns/op
+BenchmarkCost/Rollout/steady-2 	 2000	 1806569 ns/op	 2370 bound-allocs/op	 450000 bound-cpu-ns/op	 4910 builtin-allocs/op	 1300000 builtin-cpu-ns/op	 2674 ours-allocs/op	 550000 ours-cpu-ns/op
+BenchmarkCost/Rollout/steady-2 	 2000	 1806569 ns/op	 2370 bound-allocs/op	 480000 bound-cpu-ns/op	 4910 builtin-allocs/op	 900000 builtin-cpu-ns/op	 2674 ours-allocs/op	 580000 ours-cpu-ns/op
+`
+	res, err := Parse(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, want := range map[string]Result{
+		"ours":    {NsPerOp: 580000, AllocsPerOp: 2674, Runs: 3},
+		"builtin": {NsPerOp: 900000, AllocsPerOp: 4910, Runs: 3},
+		"bound":   {NsPerOp: 480000, AllocsPerOp: 2370, Runs: 3},
+	} {
+		if got := res["BenchmarkCost/Rollout/steady/"+v]; got != want {
+			t.Errorf("%s: %+v, want %+v (the third run's, least in total)", v, got, want)
+		}
+	}
+}
+
 func TestParse(t *testing.T) {
 	out := `goos: linux
 BenchmarkCost/Rollout/steady/ours-2     	     300	    500000 ns/op	  337955 B/op	    2886 allocs/op

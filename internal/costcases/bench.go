@@ -3,6 +3,7 @@ package costcases
 import (
 	"fmt"
 	"io/fs"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -126,23 +127,55 @@ func setsAndVariants(b *testing.B, vm VM) ([]Set, map[string][]Variant) {
 	return sets, bySet
 }
 
-// Cost benchmarks one evaluation per op, cycling over a set's objects, in Argo CD's own code:
-// <Kind>/<path>/<variant>.
+// CostRound is how many evaluations of one variant run back to back before the next variant's turn: long
+// enough (tens of ms) that the garbage collection one variant's allocations start and another's turn
+// finishes is a small part of a turn, short enough that every variant of a set sees the same machine.
+const CostRound = 100
+
+// Cost benchmarks one evaluation of each variant per op, cycling over a set's objects, in Argo CD's own
+// code: <Kind>/<path>, with <variant>-cpu-ns/op and <variant>-allocs/op per variant. The variants take
+// turns of CostRound evaluations, starting with a different one each round, so that the load of a shared
+// machine, which drifts over seconds, falls on all of them alike and their ratios hold within one run.
 func Cost(b *testing.B, vm VM) {
 	sets, variants := setsAndVariants(b, vm)
 	for _, s := range sets {
-		for _, v := range variants[s.Name()] {
-			b.Run(s.Name()+"/"+v.Name, func(b *testing.B) {
-				b.ReportAllocs()
-				defer cpuPerOp(b)()
-				for i := 0; i < b.N; i++ {
-					if err := v.Eval(s.Objs[i%len(s.Objs)]); err != nil {
-						b.Fatal(err)
-					}
+		vs := variants[s.Name()]
+		b.Run(s.Name(), func(b *testing.B) {
+			cpu, mallocs, err := takeTurns(b.N, vs, s.Objs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i, v := range vs {
+				b.ReportMetric(float64(cpu[i])/float64(b.N), v.Name+"-cpu-ns/op")
+				b.ReportMetric(float64(mallocs[i])/float64(b.N), v.Name+"-allocs/op")
+			}
+		})
+	}
+}
+
+// takeTurns evaluates objs n times under each variant, in turns of CostRound, and returns each variant's
+// process CPU time and allocations.
+func takeTurns(n int, vs []Variant, objs []*unstructured.Unstructured) ([]time.Duration, []uint64, error) {
+	cpu := make([]time.Duration, len(vs))
+	mallocs := make([]uint64, len(vs))
+	var ms runtime.MemStats
+	for round, start := 0, 0; start < n; round, start = round+1, start+CostRound {
+		end := min(start+CostRound, n)
+		for k := range vs {
+			i := (k + round) % len(vs)
+			runtime.ReadMemStats(&ms)
+			m0, t0 := ms.Mallocs, processCPU()
+			for j := start; j < end; j++ {
+				if err := vs[i].Eval(objs[j%len(objs)]); err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", vs[i].Name, err)
 				}
-			})
+			}
+			cpu[i] += processCPU() - t0
+			runtime.ReadMemStats(&ms)
+			mallocs[i] += ms.Mallocs - m0
 		}
 	}
+	return cpu, mallocs, nil
 }
 
 // Phases splits an evaluation into the steps Argo CD's runLua and ExecuteHealthLua take, each measured

@@ -3,6 +3,7 @@ package costcases
 import (
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -93,5 +94,45 @@ func TestVariantsErrors(t *testing.T) {
 				t.Errorf("error %v, want one naming %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Every variant evaluates every op once, cycling over the objects in order, in turns of CostRound whose
+// first variant moves on each round; an error names the variant.
+func TestTakeTurns(t *testing.T) {
+	objs := []*unstructured.Unstructured{obj(map[string]any{"n": 0}), obj(map[string]any{"n": 1}), obj(map[string]any{"n": 2})}
+	var order []string
+	seen := map[string][]int{}
+	variant := func(name string) Variant {
+		return Variant{Name: name, Eval: func(o *unstructured.Unstructured) error {
+			if len(order) == 0 || order[len(order)-1] != name {
+				order = append(order, name)
+			}
+			seen[name] = append(seen[name], o.Object["n"].(int))
+			return nil
+		}}
+	}
+	vs := []Variant{variant("a"), variant("b"), variant("c")}
+	n := 2*CostRound + 7
+	if _, _, err := takeTurns(n, vs, objs); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		got := seen[v.Name]
+		if len(got) != n {
+			t.Fatalf("%s evaluated %d times, want %d", v.Name, len(got), n)
+		}
+		for j, x := range got {
+			if x != j%len(objs) {
+				t.Fatalf("%s: evaluation %d was of object %d, want %d", v.Name, j, x, j%len(objs))
+			}
+		}
+	}
+	if want := []string{"a", "b", "c", "b", "c", "a", "c", "a", "b"}; !slices.Equal(order, want) {
+		t.Errorf("turns %v, want %v", order, want)
+	}
+	failing := Variant{Name: "broken", Eval: func(*unstructured.Unstructured) error { return errors.New("boom") }}
+	if _, _, err := takeTurns(1, []Variant{failing}, objs); err == nil || !strings.Contains(err.Error(), "broken: boom") {
+		t.Errorf("error %v, want it to name the variant", err)
 	}
 }
