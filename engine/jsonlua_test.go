@@ -78,8 +78,8 @@ func TestHealthJSONMatchesHealth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var obj map[string]any
-		if err := sigsyaml.Unmarshal(f.Raw, &obj); err != nil {
+		obj, err := f.Object()
+		if err != nil {
 			t.Fatal(err)
 		}
 		raw, err := json.Marshal(obj)

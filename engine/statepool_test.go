@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	luascripts "github.com/analysis-health/analysis-health/lua"
 )
@@ -73,8 +72,8 @@ func TestReuseStatesMatchesFresh(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var obj map[string]any
-			if err := sigsyaml.Unmarshal(f.Raw, &obj); err != nil {
+			obj, err := f.Object()
+			if err != nil {
 				t.Fatal(err)
 			}
 			if h, err := (Engine{ReuseStates: true}).Health(obj, vandal); err != nil || h.Message != "vandalised" {

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/lua"
@@ -57,8 +55,8 @@ func TestFormsEqualSourceOnFixtures(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, fx := range fixtures {
-					var obj map[string]any
-					if err := yaml.Unmarshal(fx.Raw, &obj); err != nil {
+					obj, err := fx.Object()
+					if err != nil {
 						t.Fatal(err)
 					}
 					want, werr := engine.Engine{Profile: engine.V214}.Health(obj, src)

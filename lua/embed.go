@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+
+	"sigs.k8s.io/yaml"
 )
 
 // FS is the whole tree, tests and fixtures included, rooted at the group folders.
@@ -59,6 +61,15 @@ type Fixture struct {
 	// Path is relative to the tree root, e.g. "argoproj.io/Rollout/testdata/canary.yaml".
 	Path string
 	Raw  []byte
+}
+
+// Object decodes the fixture; an error names its path.
+func (f Fixture) Object() (map[string]any, error) {
+	var obj map[string]any
+	if err := yaml.Unmarshal(f.Raw, &obj); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	return obj, nil
 }
 
 // Fixtures lists every testdata object below the bundled scripts (action outputs included), sorted by path.

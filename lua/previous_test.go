@@ -57,9 +57,9 @@ func TestSameAsPrevious(t *testing.T) {
 				if f.Kind.Kind != kind {
 					continue
 				}
-				var obj map[string]any
-				if err := yaml.Unmarshal(f.Raw, &obj); err != nil {
-					t.Fatalf("%s: %v", f.Path, err)
+				obj, err := f.Object()
+				if err != nil {
+					t.Fatal(err)
 				}
 				objs = append(objs, obj)
 			}

@@ -15,8 +15,6 @@ import (
 	"sort"
 	"strings"
 
-	sigsyaml "sigs.k8s.io/yaml"
-
 	"github.com/analysis-health/analysis-health/lua"
 )
 
@@ -30,7 +28,7 @@ func List(n int) ([]byte, error) {
 	}
 	items := make([]any, 0, n)
 	for i := 0; i < n; i++ {
-		obj, err := decodeFixture(fixtures[i%len(fixtures)])
+		obj, err := fixtures[i%len(fixtures)].Object()
 		if err != nil {
 			return nil, err
 		}
@@ -77,14 +75,6 @@ func healthFixtures() ([]lua.Fixture, error) {
 		return nil, fmt.Errorf("no bundled health fixtures")
 	}
 	return out, nil
-}
-
-func decodeFixture(f lua.Fixture) (map[string]any, error) {
-	var obj map[string]any
-	if err := sigsyaml.Unmarshal(f.Raw, &obj); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Path, err)
-	}
-	return obj, nil
 }
 
 var templateName = regexp.MustCompile(`(?m)^kind: (?:Cluster)?AnalysisTemplate\nmetadata:\n  name: (\S+)`)

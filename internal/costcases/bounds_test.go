@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/engine"
 	ahlua "github.com/analysis-health/analysis-health/lua"
@@ -77,9 +76,9 @@ func TestBoundsAnswerAsOurs(t *testing.T) {
 				if f.Kind.Kind != kind {
 					continue
 				}
-				var obj map[string]any
-				if err := yaml.Unmarshal(f.Raw, &obj); err != nil {
-					t.Fatalf("%s: %v", f.Path, err)
+				obj, err := f.Object()
+				if err != nil {
+					t.Fatal(err)
 				}
 				check(obj, f.Path, true)
 				for n := 0; n < boundMutations; n++ {

@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/engine"
 	ahlua "github.com/analysis-health/analysis-health/lua"
@@ -57,9 +56,9 @@ func Sets(profile engine.Profile, keep func(*unstructured.Unstructured) bool) ([
 	}
 	byName := map[string]*Set{}
 	for _, fx := range fixtures {
-		var m map[string]any
-		if err := yaml.Unmarshal(fx.Raw, &m); err != nil {
-			return nil, fmt.Errorf("%s: %w", fx.Path, err)
+		m, err := fx.Object()
+		if err != nil {
+			return nil, err
 		}
 		obj := &unstructured.Unstructured{Object: m}
 		if !keep(obj) {

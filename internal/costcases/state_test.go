@@ -11,7 +11,6 @@ import (
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/worstcase"
 	ahlua "github.com/analysis-health/analysis-health/lua"
-	"sigs.k8s.io/yaml"
 )
 
 // dump renders obj canonically (keys sorted, every value with its Lua type), with only what Argo CD's
@@ -62,9 +61,9 @@ func TestToLuaMatchesEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, fx := range fixtures {
-		var m map[string]any
-		if err := yaml.Unmarshal(fx.Raw, &m); err != nil {
-			t.Fatalf("%s: %v", fx.Path, err)
+		m, err := fx.Object()
+		if err != nil {
+			t.Fatal(err)
 		}
 		cases[fx.Path] = m
 	}
