@@ -304,8 +304,8 @@ func boundTable(vm VM, g Goal) string {
 	b.WriteString("\n### The least any script can cost\n\nA set's **bound** is the least code we could write that tells that path's objects apart and gives them our\n" +
 		"script's answer, and gives any other object that answer or none (`internal/costcases/bounds/`; `TestBoundsAnswerAsOurs`\n" +
 		"holds each to it on every fixture of its kind and 100 mutations of each). A whole script holds every path's code,\n" +
-		"so none can cost less on a path than that path's bound; a set without a bound (failed, legacy) counts at the floor,\n" +
-		"which understates it.\n\n")
+		"so none can cost less on a path than that path's bound; a set without one (legacy) counts at the floor, which\n" +
+		"understates it.\n\n")
 	b.WriteString("| kind | path | bound | builtin | ours | bound / builtin (time, allocs) | ours / bound (time, allocs) |\n|---|---|---|---|---|---|---|\n")
 	worst, worstName := 0.0, ""
 	for _, k := range kinds {
@@ -513,7 +513,7 @@ Variants, on the same objects:
 | ours | the form of our scripts the generator emits for that Argo CD version (` + "`generate --argocd-version`" + `), from argocd-cm |
 | builtin | Argo CD's built-in scripts (Argo CD opens every gopher-lua library for them) |
 | floor | a one-line argocd-cm script ` + "`return {status=\"Healthy\"}`" + `: the VM, the object's conversion, the result's handling |
-| bound | for a steady or in-flight set, the least code that path needs ([below](#the-least-any-script-can-cost)), from argocd-cm |
+| bound | for each set but legacy, the least code that path needs ([below](#the-least-any-script-can-cost)), from argocd-cm |
 
 Times are CPU time per evaluation (the process's user and system time, garbage collection included,
 divided by the ops; the benchmarks report it as ` + "`cpu-ns/op`" + `): the machine's 2 cores are shared with other

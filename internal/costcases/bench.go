@@ -48,7 +48,7 @@ type VM struct {
 //   - builtin: Argo CD's own scripts, with every library opened, as Argo CD does for them;
 //   - floor: a one-line argocd-cm script (the VM, the conversion of the object and the handling of the
 //     result);
-//   - bound: for a set that has one (Bounds), the least code that path needs, from argocd-cm.
+//   - bound: for a set that has one (Bounds: all but legacy), the least code that path needs, from argocd-cm.
 type Variant struct {
 	Name     string
 	Eval     Eval
