@@ -57,7 +57,7 @@ BENCH_COUNT ?= 5
 # per-op figure little; the phases, measured alone and only to split the cost, 200 times.
 BENCH_COST = -run '^$$' -bench 'BenchmarkCost$$' -benchtime 2000x -count $(BENCH_COUNT)
 BENCH = -run '^$$' -bench 'BenchmarkPhases$$' -benchtime 200x -count $(BENCH_COUNT)
-BENCH_WORST = -run '^$$' -bench 'BenchmarkWorstCase$$' -benchtime 3x -count 2
+BENCH_WORST = -run '^$$' -bench 'BenchmarkWorstCase$$' -benchtime 10x -count 2
 bench:
 	$(GO) test $(BENCH_COST) ./conformance/ > internal/benchdoc/testdata/v2.14.txt
 	$(GO) test $(BENCH) ./conformance/ >> internal/benchdoc/testdata/v2.14.txt

@@ -520,7 +520,8 @@ divided by the ops; the benchmarks report it as ` + "`cpu-ns/op`" + `): the mach
 work, which makes wall time per op mostly a measure of waiting, and inflates CPU time too, though less, and
 by an amount that drifts over seconds. So the variants of a set are measured in one benchmark, taking turns
 of 100 evaluations (` + "`costcases.Cost`" + `), and the figures of a set are those of its run that cost least in
-total: its ratios are of one run, with the same machine under every variant. The steps of an evaluation
-(BenchmarkPhases) and the worst cases are measured one benchmark after another, the least of their runs.
+total: its ratios are of one run, with the same machine under every variant; the worst cases likewise, in
+turns of one evaluation. The steps of an evaluation (BenchmarkPhases) are measured one benchmark after
+another, the least of their runs.
 Allocations are exact and the same in every run; they are the steadier comparison.
 `

@@ -114,7 +114,7 @@ func TestTakeTurns(t *testing.T) {
 	}
 	vs := []Variant{variant("a"), variant("b"), variant("c")}
 	n := 2*CostRound + 7
-	if _, _, err := takeTurns(n, vs, objs); err != nil {
+	if _, _, err := takeTurns(n, CostRound, vs, objs); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range vs {
@@ -132,7 +132,7 @@ func TestTakeTurns(t *testing.T) {
 		t.Errorf("turns %v, want %v", order, want)
 	}
 	failing := Variant{Name: "broken", Eval: func(*unstructured.Unstructured) error { return errors.New("boom") }}
-	if _, _, err := takeTurns(1, []Variant{failing}, objs); err == nil || !strings.Contains(err.Error(), "broken: boom") {
+	if _, _, err := takeTurns(1, CostRound, []Variant{failing}, objs); err == nil || !strings.Contains(err.Error(), "broken: boom") {
 		t.Errorf("error %v, want it to name the variant", err)
 	}
 }
