@@ -326,6 +326,21 @@ func boundTable(vm VM, g Goal) string {
 		}
 	}
 	fmt.Fprintf(&b, "| **mix** | | %s, %.0f allocs | %s, %.0f allocs | %s | **%s**, %s | %s |\n\n", us(ln), la, us(bn), ba, us(on), ratio(ln, bn), ratio(la, ba), ratio(on, ln))
+	if g.Ratio > 0 {
+		fn, fa, _ := vm.mix("floor")
+		fmt.Fprintf(&b, "Beyond the floor (%s, %.0f allocs), the goal of ≤ %.2f× leaves a script %s (%.0f allocs); the bounds spend %s (%.0f allocs) there",
+			us(fn), fa, g.Ratio, us(math.Max(0, g.Ratio*bn-fn)), math.Max(0, g.Ratio*ba-fa), us(ln-fn), la-fa)
+		var steps []string
+		for _, ph := range []struct{ ph, what string }{{"parse", "parsing"}, {"compile", "compiling"}, {"run", "running"}} {
+			if n, a, ok := vm.fullMixPhase("bound", ph.ph); ok {
+				steps = append(steps, fmt.Sprintf("%s %s (%.0f allocs)", ph.what, us(n), a))
+			}
+		}
+		if len(steps) > 0 && vm.ParsesEveryCall {
+			b.WriteString(", measured step by step: " + strings.Join(steps, ", "))
+		}
+		b.WriteString(".\n")
+	}
 	switch r := ln / bn; {
 	case r > g.Ratio:
 		fmt.Fprintf(&b, "The bounds alone cost **%.2f×** the built-ins on the mix (%.2f× in allocations), above the goal of %.2f×: no\n"+
@@ -407,6 +422,16 @@ func (vm VM) mixPhase(variant, ph string) (ns, allocs float64, ok bool) {
 	return weighted(func(m Weight) (Result, bool) {
 		return vm.phase("BenchmarkPhases/"+m.Kind+"/"+m.Path+"/"+variant+"/", ph)
 	})
+}
+
+// fullMixPhase is mixPhase over every weighted cell, or not ok if one lacks the phase.
+func (vm VM) fullMixPhase(variant, ph string) (ns, allocs float64, ok bool) {
+	for _, m := range Mix {
+		if _, found := vm.phase("BenchmarkPhases/"+m.Kind+"/"+m.Path+"/"+variant+"/", ph); m.Percent > 0 && !found {
+			return 0, 0, false
+		}
+	}
+	return vm.mixPhase(variant, ph)
 }
 
 // budget is what the goal leaves a script once the floor is paid, against what ours spends there, phase
