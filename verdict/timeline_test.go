@@ -2,60 +2,12 @@ package verdict_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/analysis-health/analysis-health/e2e/timeline"
 	"github.com/analysis-health/analysis-health/verdict"
 )
-
-// The timelines the e2e recorder captured from Argo Rollouts' real controllers (e2e/testdata/timelines,
-// one folder per Rollouts version or, for older recordings, the folder itself); only the fields used
-// here are decoded.
-type timeline struct {
-	Name    string `json:"name"`
-	Outcome string `json:"outcome"`
-	Path    string `json:"-"`
-	Frames  []struct {
-		Rollout      map[string]any   `json:"rollout"`
-		AnalysisRuns []map[string]any `json:"analysisRuns"`
-		Experiments  []map[string]any `json:"experiments"`
-	} `json:"frames"`
-}
-
-func loadTimelines(t *testing.T) []timeline {
-	t.Helper()
-	var paths []string
-	for _, pattern := range []string{"../e2e/testdata/timelines/*.yaml", "../e2e/testdata/timelines/*/*.yaml"} {
-		p, err := filepath.Glob(pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p...)
-	}
-	if len(paths) == 0 {
-		t.Fatal("no recorded timelines under ../e2e/testdata/timelines")
-	}
-	sort.Strings(paths)
-	var out []timeline
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var tl timeline
-		if err := yaml.Unmarshal(raw, &tl); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		tl.Path = p
-		out = append(out, tl)
-	}
-	return out
-}
 
 func mapOf(v any) map[string]any {
 	m, _ := v.(map[string]any)
@@ -132,49 +84,67 @@ func truth(ro map[string]any, runs, experiments []map[string]any) (passed bool, 
 // which the newest run of an analysis Failed or Errored; and in the last frame Successful for a
 // promoted revision whose analyses all passed, Failed for an aborted one. Every value is bounded
 // compact JSON.
+//
+// The timelines are every one the e2e recorders captured from Argo Rollouts' real controllers
+// (e2e/testdata/timelines/<version>/), read strictly by the loader the e2e tests use.
 func TestTimelines(t *testing.T) {
-	for _, tl := range loadTimelines(t) {
-		t.Run(strings.TrimSuffix(strings.TrimPrefix(tl.Path, "../e2e/testdata/timelines/"), ".yaml"), func(t *testing.T) {
-			if len(tl.Frames) == 0 {
-				t.Fatal("no frames")
-			}
-			var seq []string
-			var last string
-			clean := true // no run of the scenario ever Failed, Errored or was Inconclusive
-			for i, f := range tl.Frames {
-				for _, ar := range f.AnalysisRuns {
-					switch text(mapOf(ar["status"])["phase"]) {
-					case verdict.Failed, verdict.Error, verdict.Inconclusive:
-						clean = false
-					}
-				}
-				objs := verdict.Objects{Rollout: f.Rollout, AnalysisRuns: f.AnalysisRuns, Experiments: f.Experiments}
-				v, err := verdict.Judge(objs, verdict.Options{})
-				if err != nil {
-					t.Fatalf("frame %d: %v", i, err)
-				}
-				if len(seq) == 0 || seq[len(seq)-1] != v.Phase {
-					seq = append(seq, v.Phase)
-				}
-				last = v.Phase
-				passed, failed := truth(f.Rollout, f.AnalysisRuns, f.Experiments)
-				switch {
-				case v.Phase == verdict.Successful && !passed:
-					t.Errorf("frame %d: Successful before every analysis of the revision passed", i)
-				case len(failed) > 0 && v.Phase != verdict.Failed:
-					t.Errorf("frame %d: %s although %v", i, v.Phase, failed)
-				}
-				if len(v.Value) > verdict.DefaultMaxValueBytes || !json.Valid([]byte(v.Value)) || strings.Contains(v.Value, "\n") {
-					t.Fatalf("frame %d: value is not bounded compact JSON: %s", i, v.Value)
-				}
-			}
-			switch {
-			case tl.Outcome == "aborted" && last != verdict.Failed:
-				t.Errorf("aborted, but the last verdict is %s", last)
-			case tl.Outcome == "promoted" && clean && last != verdict.Successful:
-				t.Errorf("promoted with every analysis passed, but the last verdict is %s", last)
-			}
-			t.Logf("%s (%s): %s", tl.Name, tl.Outcome, strings.Join(seq, " → "))
-		})
+	n := 0
+	for _, v := range timeline.Versions {
+		tls, err := timeline.Load("../e2e/testdata/timelines", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range tls {
+			testTimeline(t, v, tl)
+			n++
+		}
 	}
+	if n == 0 {
+		t.Fatal("no recorded timelines under ../e2e/testdata/timelines")
+	}
+}
+
+func testTimeline(t *testing.T, version string, tl *timeline.Timeline) {
+	t.Run(version+"/"+tl.Name, func(t *testing.T) {
+		if len(tl.Frames) == 0 {
+			t.Fatal("no frames")
+		}
+		var seq []string
+		var last string
+		clean := true // no run of the scenario ever Failed, Errored or was Inconclusive
+		for i, f := range tl.Frames {
+			for _, ar := range f.AnalysisRuns {
+				switch text(mapOf(ar["status"])["phase"]) {
+				case verdict.Failed, verdict.Error, verdict.Inconclusive:
+					clean = false
+				}
+			}
+			objs := verdict.Objects{Rollout: f.Rollout, AnalysisRuns: f.AnalysisRuns, Experiments: f.Experiments}
+			v, err := verdict.Judge(objs, verdict.Options{})
+			if err != nil {
+				t.Fatalf("frame %d: %v", i, err)
+			}
+			if len(seq) == 0 || seq[len(seq)-1] != v.Phase {
+				seq = append(seq, v.Phase)
+			}
+			last = v.Phase
+			passed, failed := truth(f.Rollout, f.AnalysisRuns, f.Experiments)
+			switch {
+			case v.Phase == verdict.Successful && !passed:
+				t.Errorf("frame %d: Successful before every analysis of the revision passed", i)
+			case len(failed) > 0 && v.Phase != verdict.Failed:
+				t.Errorf("frame %d: %s although %v", i, v.Phase, failed)
+			}
+			if len(v.Value) > verdict.DefaultMaxValueBytes || !json.Valid([]byte(v.Value)) || strings.Contains(v.Value, "\n") {
+				t.Fatalf("frame %d: value is not bounded compact JSON: %s", i, v.Value)
+			}
+		}
+		switch {
+		case tl.Outcome == "aborted" && last != verdict.Failed:
+			t.Errorf("aborted, but the last verdict is %s", last)
+		case tl.Outcome == "promoted" && clean && last != verdict.Successful:
+			t.Errorf("promoted with every analysis passed, but the last verdict is %s", last)
+		}
+		t.Logf("%s (%s): %s", tl.Name, tl.Outcome, strings.Join(seq, " → "))
+	})
 }
