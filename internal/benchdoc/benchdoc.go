@@ -279,16 +279,16 @@ func Render(vms []VM, goals map[string]Goal) string {
 // boundMix is the least any script keeping our rules can cost on the mix: each set's bound
 // (internal/costcases/bounds), and the floor for a set without one.
 func (vm VM) boundMix() (ns, allocs float64, ok bool) {
-	any := false
+	someBound := false
 	ns, allocs, ok = weighted(func(m Weight) (Result, bool) {
 		prefix := "BenchmarkCost/" + m.Kind + "/" + m.Path + "/"
 		if r, found := vm.get(prefix + "bound"); found {
-			any = true
+			someBound = true
 			return r, true
 		}
 		return vm.get(prefix + "floor")
 	})
-	return ns, allocs, ok && any
+	return ns, allocs, ok && someBound
 }
 
 // boundTable is the bounds against the built-ins and ours, set by set, and their mix against the goal:

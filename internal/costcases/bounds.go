@@ -4,8 +4,9 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/analysis-health/analysis-health/generator"
@@ -37,8 +38,8 @@ func Bounds() (map[string]string, error) {
 	out := map[string]string{}
 	for _, f := range files {
 		kind, p, ok := strings.Cut(strings.TrimSuffix(path.Base(f), ".lua"), "-")
-		if !ok || !kinds[kind] || !isPath(p) {
-			return nil, fmt.Errorf("%s: want bounds/<Kind>-<path>.lua with a kind of %v and a path of %v", f, keys(kinds), Paths)
+		if !ok || !kinds[kind] || !slices.Contains(Paths, p) {
+			return nil, fmt.Errorf("%s: want bounds/<Kind>-<path>.lua with a kind of %v and a path of %v", f, slices.Sorted(maps.Keys(kinds)), Paths)
 		}
 		raw, err := boundFS.ReadFile(f)
 		if err != nil {
@@ -47,24 +48,6 @@ func Bounds() (map[string]string, error) {
 		out[kind+"/"+p] = string(raw)
 	}
 	return out, nil
-}
-
-func isPath(p string) bool {
-	for _, q := range Paths {
-		if p == q {
-			return true
-		}
-	}
-	return false
-}
-
-func keys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // boundVariants are the "bound" variant of each set that has a bound script, by set name: the script as
