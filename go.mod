@@ -41,6 +41,7 @@ require (
 	github.com/Microsoft/go-winio v0.6.1 // indirect
 	github.com/NYTimes/gziphandler v1.1.1 // indirect
 	github.com/ProtonMail/go-crypto v1.1.5 // indirect
+	github.com/analysis-health/analysis-health/analysisruns v0.0.0
 	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect
 	github.com/argoproj/pkg v0.13.7-0.20230626144333-d56162821bd1 // indirect
 	github.com/asaskevich/govalidator v0.0.0-20230301143203-a9d515a09cc2 // indirect
@@ -251,3 +252,5 @@ replace (
 	k8s.io/pod-security-admission => k8s.io/pod-security-admission v0.31.0
 	k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.31.0
 )
+
+replace github.com/analysis-health/analysis-health/analysisruns => ./analysisruns

@@ -31,6 +31,7 @@ const (
 	KargoArgRollout   = "rollout-name"
 	KargoArgNamespace = "rollout-namespace"
 	KargoArgRevision  = "revision"
+	KargoArgImage     = "image"
 )
 
 // Files of the kargo folder.
@@ -63,6 +64,11 @@ type KargoOptions struct {
 	// RolloutsServiceAccount is "<namespace>/<name>" of the Rollouts controller's ServiceAccount, bound to
 	// the reader Role in single-cluster setups; default argo-rollouts/argo-rollouts (the chart's).
 	RolloutsServiceAccount string
+	// ImageRepo is the image repository of the Freight the Stage verifies (a Warehouse subscription): the
+	// Stage passes the Freight's image as a Kargo expression, and the plugin judges the revision whose pod
+	// template runs it. Empty: the revision the Rollout delivers at the first measurement (commitFrom
+	// Freight; Kargo starts verification only once the Stage is Healthy).
+	ImageRepo string
 	// Version of analysis-health named in the headers; default "dev".
 	Version string
 }
@@ -113,6 +119,9 @@ func (o KargoOptions) Validate() error {
 	}
 	if o.KubeconfigKey != "" && o.KubeconfigSecret == "" {
 		errs = append(errs, "a kubeconfig key needs the kubeconfig Secret's name")
+	}
+	if o.ImageRepo != "" && (strings.ContainsAny(o.ImageRepo, " \t\n\"'{}$") || strings.Contains(o.ImageRepo, "@") || strings.HasSuffix(o.ImageRepo, ":")) {
+		errs = append(errs, fmt.Sprintf("image repository %q is not a repository URL (no tag, digest, quotes or expressions)", o.ImageRepo))
 	}
 	if o.RolloutsServiceAccount != "" {
 		ns, name, ok := strings.Cut(o.RolloutsServiceAccount, "/")
@@ -186,7 +195,7 @@ func (o KargoOptions) command() string {
 	for _, f := range []struct{ flag, v string }{
 		{"--project", o.Project}, {"--rollout", o.Rollout}, {"--namespace", o.Namespace},
 		{"--plugin-location", o.PluginLocation}, {"--plugin-sha256", o.PluginSHA256},
-		{"--kubeconfig-secret", o.KubeconfigSecret},
+		{"--kubeconfig-secret", o.KubeconfigSecret}, {"--image-repo", o.ImageRepo},
 	} {
 		if f.v != "" {
 			c += " " + f.flag + " " + f.v
@@ -239,6 +248,7 @@ func kargoTemplate(o KargoOptions) ([]byte, error) {
 		"name":      "{{args." + KargoArgRollout + "}}",
 		"namespace": "{{args." + KargoArgNamespace + "}}",
 		"revision":  "{{args." + KargoArgRevision + "}}",
+		"image":     "{{args." + KargoArgImage + "}}",
 	}
 	if o.KubeconfigSecret != "" {
 		config["kubeconfigSecret"] = object{"name": o.KubeconfigSecret, "key": o.KubeconfigKey}
@@ -260,6 +270,7 @@ func kargoTemplate(o KargoOptions) ([]byte, error) {
 				object{"name": KargoArgRollout},
 				object{"name": KargoArgNamespace},
 				object{"name": KargoArgRevision, "value": ""},
+				object{"name": KargoArgImage, "value": ""},
 			},
 			"metrics": []any{object{
 				"name":     KargoMetricName,
@@ -269,7 +280,8 @@ func kargoTemplate(o KargoOptions) ([]byte, error) {
 	}
 	return docs(o.header(
 		"The verification that shows a Rollout's own analysis in Kargo without running it again: one metric whose",
-		"measurement is the verdict of the Rollout's AnalysisRuns for the revision it delivers (docs/kargo.md).",
+		"measurement is the verdict of the Rollout's AnalysisRuns for the revision of the Freight, pinned at the first",
+		"measurement (the image arg selects the revision that runs the Freight's image; docs/kargo.md).",
 		where,
 	), t)
 }
@@ -287,13 +299,18 @@ func kargoStage(o KargoOptions) ([]byte, error) {
 		rollout, namespace = "${{ vars.rolloutName }}", "${{ vars.rolloutNamespace }}"
 		note = "The args read the Stage's vars rolloutName and rolloutNamespace (spec.vars), so one snippet fits every Stage."
 	}
+	args := []any{
+		object{"name": KargoArgRollout, "value": rollout},
+		object{"name": KargoArgNamespace, "value": namespace},
+	}
+	if o.ImageRepo != "" {
+		args = append(args, object{"name": KargoArgImage, "value": KargoImageExpression(o.ImageRepo)})
+		note += " The image arg is the Freight's image of " + o.ImageRepo + ", so the revision running it is the one judged."
+	}
 	spec := object{
 		"verification": object{
 			"analysisTemplates": []any{ref},
-			"args": []any{
-				object{"name": KargoArgRollout, "value": rollout},
-				object{"name": KargoArgNamespace, "value": namespace},
-			},
+			"args":              args,
 		},
 	}
 	return docs(o.header(
@@ -304,6 +321,13 @@ func kargoStage(o KargoOptions) ([]byte, error) {
 
 // kargoValues are values for the argo-helm argo-rollouts chart, whose controller ConfigMap template copies
 // controller.metricProviderPlugins into argo-rollouts-config (templates/controller/configmap.yaml).
+// KargoImageExpression is the Kargo expression of the verified Freight's image of repo
+// (docs.kargo.io expression functions: imageFrom(repoURL) returns the Freight's image, with RepoURL and
+// Tag; Kargo v1.11.2 pkg/expressions/function/functions.go).
+func KargoImageExpression(repo string) string {
+	return `${{ imageFrom("` + repo + `").RepoURL }}:${{ imageFrom("` + repo + `").Tag }}`
+}
+
 func kargoValues(o KargoOptions) ([]byte, error) {
 	item := object{"name": KargoPluginName, "location": o.PluginLocation}
 	if o.PluginSHA256 != "" {

@@ -26,8 +26,13 @@ type Config struct {
 	// Name and Namespace of the Rollout whose analysis is judged.
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
-	// Revision to judge: a pod-template hash or a revision number; empty = the one being delivered.
+	// Revision to judge: a pod-template hash or a revision number. Empty: the revision that runs Image,
+	// or without an image the one the Rollout delivers at the first measurement. Whichever it is, the
+	// first measurement pins it (verdict.Pin in the measurement's metadata).
 	Revision string `json:"revision,omitempty"`
+	// Image is the verified Freight's image (repository:tag): the revision judged is the one whose pod
+	// template runs it, and the measurement waits (Running) until the Rollout runs it.
+	Image string `json:"image,omitempty"`
 	// KubeconfigSecret names a Secret in the AnalysisRun's namespace whose key holds a kubeconfig for the
 	// cluster of the Rollout, when that is not the Rollouts controller's own.
 	KubeconfigSecret *SecretKey `json:"kubeconfigSecret,omitempty"`
@@ -73,8 +78,15 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 			}
 		}
 	}
-	if strings.Contains(c.Revision, "{{") {
-		errs = append(errs, fmt.Sprintf("revision %q still holds a template", c.Revision))
+	for _, f := range []struct{ field, v string }{{"revision", c.Revision}, {"image", c.Image}} {
+		switch {
+		case strings.Contains(f.v, "${{"):
+			errs = append(errs, fmt.Sprintf("%s %q still holds a Kargo expression: Kargo did not evaluate it", f.field, f.v))
+		case strings.Contains(f.v, "{{"):
+			errs = append(errs, fmt.Sprintf("%s %q still holds a template", f.field, f.v))
+		case strings.ContainsAny(f.v, " \t\n"):
+			errs = append(errs, fmt.Sprintf("%s %q holds white space", f.field, f.v))
+		}
 	}
 	if s := c.KubeconfigSecret; s != nil {
 		if s.Name == "" || s.Key == "" {

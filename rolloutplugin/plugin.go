@@ -161,7 +161,7 @@ func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1
 		p.logf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, redact(err.Error(), secrets))
 		return p.finish(m, v1alpha1.AnalysisPhaseError, redact(err.Error(), secrets))
 	}
-	v, more, err := p.judge(cfg, run.Namespace)
+	v, more, err := p.judge(cfg, run.Namespace, verdict.PinFromMetadata(m.Metadata))
 	secrets = append(secrets, more...)
 	if err != nil {
 		msg := redact(err.Error(), secrets)
@@ -170,6 +170,15 @@ func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1
 	}
 	m.Value = redact(v.Value, secrets)
 	m.Message = redact(v.Message, secrets)
+	// The pin goes back to the controller with the measurement, which returns it on every Resume.
+	if md := v.Pin.Metadata(); md != nil {
+		if m.Metadata == nil {
+			m.Metadata = map[string]string{}
+		}
+		for k, x := range md {
+			m.Metadata[k] = redact(x, secrets)
+		}
+	}
 	phase := v1alpha1.AnalysisPhase(v.Phase)
 	if phase == v1alpha1.AnalysisPhaseRunning {
 		m.Phase = phase
@@ -207,7 +216,7 @@ func (p *Plugin) logf(format string, a ...any) {
 }
 
 // judge reads the objects and decides. It returns the strings found in Secrets, for redaction.
-func (p *Plugin) judge(cfg Config, runNamespace string) (verdict.Verdict, []string, error) {
+func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin) (verdict.Verdict, []string, error) {
 	local, err := p.localClient()
 	if err != nil {
 		return verdict.Verdict{}, nil, fmt.Errorf("cannot build a client for the Rollouts controller's cluster: %v", err)
@@ -226,12 +235,14 @@ func (p *Plugin) judge(cfg Config, runNamespace string) (verdict.Verdict, []stri
 		}
 		where = fmt.Sprintf("the cluster of the kubeconfig in Secret %s/%s", runNamespace, s.Name)
 	}
-	objs, err := read(client, cfg, where)
+	objs, err := read(client, cfg, where, pin)
 	if err != nil {
 		return verdict.Verdict{}, secrets, err
 	}
 	v, err := verdict.Judge(objs, verdict.Options{
 		Revision:             cfg.Revision,
+		Image:                cfg.Image,
+		Pin:                  pin,
 		InconclusiveDegraded: strings.EqualFold(cfg.Inconclusive, "degraded"),
 		Redact:               secrets,
 	})
@@ -328,7 +339,7 @@ func (p *Plugin) secretValue(c dynamic.Interface, ns string, s SecretKey, timeou
 
 // read gets the Rollout and lists the runs and experiments of its namespace that carry a pod-template
 // hash (all the rollout controller creates do), and the runs the experiments own.
-func read(c dynamic.Interface, cfg Config, where string) (verdict.Objects, error) {
+func read(c dynamic.Interface, cfg Config, where string, pin *verdict.Pin) (verdict.Objects, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.apiTimeout)
 	defer cancel()
 	var objs verdict.Objects
@@ -339,7 +350,11 @@ func read(c dynamic.Interface, cfg Config, where string) (verdict.Objects, error
 	}
 	objs.Rollout = ro.Object
 	selector := verdict.LabelPodTemplateHash
-	if hash := currentHash(ro.Object, cfg.Revision); hash != "" {
+	revision := cfg.Revision
+	if pin != nil {
+		revision = pin.Hash
+	}
+	if hash := currentHash(ro.Object, revision); hash != "" {
 		selector += "=" + hash
 	}
 	list := func(gvr schema.GroupVersionResource, sel string) ([]map[string]any, error) {

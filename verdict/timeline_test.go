@@ -25,65 +25,13 @@ func text(v any) string {
 	return string(raw)
 }
 
-// truth is the ground truth of a frame from the runs themselves: passed when the revision is fully
-// promoted and the newest run of each analysis (type and step; retries carry the name's collision
-// counter, hence are longer or greater) and every experiment of the revision is Successful; failed names
-// newest runs that Failed or Errored.
-func truth(ro map[string]any, runs, experiments []map[string]any) (passed bool, failed []string) {
-	st := mapOf(ro["status"])
-	hash := text(st["currentPodHash"])
-	passed = hash != "" && text(st["stableRS"]) == hash
-	exps := map[string]bool{}
-	for _, e := range experiments {
-		if text(mapOf(mapOf(e["metadata"])["labels"])[verdict.LabelPodTemplateHash]) != hash {
-			continue
-		}
-		exps[text(mapOf(e["metadata"])["name"])] = true
-		if text(mapOf(e["status"])["phase"]) != verdict.Successful {
-			passed = false
-		}
-	}
-	newest := map[string]map[string]any{}
-	for _, ar := range runs {
-		md := mapOf(ar["metadata"])
-		labels := mapOf(md["labels"])
-		name := text(md["name"])
-		key := ""
-		refs, _ := md["ownerReferences"].([]any)
-		for _, ref := range refs {
-			if r := mapOf(ref); text(r["kind"]) == "Experiment" && exps[text(r["name"])] {
-				key = "experiment/" + name
-			}
-		}
-		if key == "" {
-			if text(labels[verdict.LabelPodTemplateHash]) != hash {
-				continue
-			}
-			key = text(labels[verdict.LabelRolloutType]) + "/" + text(labels[verdict.LabelStepIndex])
-		}
-		prev := text(mapOf(newest[key]["metadata"])["name"])
-		if newest[key] == nil || len(name) > len(prev) || (len(name) == len(prev) && name > prev) {
-			newest[key] = ar
-		}
-	}
-	for _, ar := range newest {
-		switch p := text(mapOf(ar["status"])["phase"]); p {
-		case verdict.Successful:
-		case verdict.Failed, verdict.Error:
-			passed = false
-			failed = append(failed, text(mapOf(ar["metadata"])["name"])+" "+p)
-		default:
-			passed = false
-		}
-	}
-	return passed, failed
-}
-
-// TestTimelines judges every recorded frame of every scenario and checks the verdict against the runs
-// themselves: never Successful before every analysis of the revision passed; Failed in every frame in
-// which the newest run of an analysis Failed or Errored; and in the last frame Successful for a
-// promoted revision whose analyses all passed, Failed for an aborted one. Every value is bounded
-// compact JSON.
+// TestTimelines plays a verification started at the release over every recorded frame of every
+// scenario, as the plugin would measure it: the first judgement pins the released revision, each later
+// one is given the pin, and the measurement ends at the first verdict that is not Running. Checked
+// against the ground truth of the timelines (e2e/timeline, whose newest runs come from analysisruns):
+// never Successful before every analysis of the released revision passed, Failed once one failed, and
+// the final verdict is the outcome the scenario declares (rolled-back, bypassed and replaced revisions
+// included). Every value is bounded compact JSON.
 //
 // The timelines are every one the e2e recorders captured from Argo Rollouts' real controllers
 // (e2e/testdata/timelines/<version>/), read strictly by the loader the e2e tests use.
@@ -106,44 +54,50 @@ func TestTimelines(t *testing.T) {
 
 func testTimeline(t *testing.T, version string, tl *timeline.Timeline) {
 	t.Run(version+"/"+tl.Name, func(t *testing.T) {
-		if len(tl.Frames) == 0 {
-			t.Fatal("no frames")
-		}
+		released := tl.ReleasedHash()
 		var seq []string
-		var last string
-		clean := true // no run of the scenario ever Failed, Errored or was Inconclusive
+		var pin *verdict.Pin
+		final := ""
 		for i, f := range tl.Frames {
-			for _, ar := range f.AnalysisRuns {
-				switch text(mapOf(ar["status"])["phase"]) {
-				case verdict.Failed, verdict.Error, verdict.Inconclusive:
-					clean = false
-				}
-			}
 			objs := verdict.Objects{Rollout: f.Rollout, AnalysisRuns: f.AnalysisRuns, Experiments: f.Experiments}
-			v, err := verdict.Judge(objs, verdict.Options{})
+			v, err := verdict.Judge(objs, verdict.Options{Pin: pin})
 			if err != nil {
 				t.Fatalf("frame %d: %v", i, err)
+			}
+			pin = v.Pin
+			if pin != nil && pin.Hash != released {
+				t.Fatalf("frame %d: pinned revision %s, the scenario released %s", i, pin.Hash, released)
 			}
 			if len(seq) == 0 || seq[len(seq)-1] != v.Phase {
 				seq = append(seq, v.Phase)
 			}
-			last = v.Phase
-			passed, failed := truth(f.Rollout, f.AnalysisRuns, f.Experiments)
-			switch {
-			case v.Phase == verdict.Successful && !passed:
-				t.Errorf("frame %d: Successful before every analysis of the revision passed", i)
-			case len(failed) > 0 && v.Phase != verdict.Failed:
-				t.Errorf("frame %d: %s although %v", i, v.Phase, failed)
-			}
 			if len(v.Value) > verdict.DefaultMaxValueBytes || !json.Valid([]byte(v.Value)) || strings.Contains(v.Value, "\n") {
 				t.Fatalf("frame %d: value is not bounded compact JSON: %s", i, v.Value)
 			}
+			// the ground truth speaks of the revision the timeline delivers at its end
+			if released == tl.PodTemplateHash {
+				truth := tl.Verdicts(i)
+				st := mapOf(f.Rollout["status"])
+				promoted := text(st["currentPodHash"]) == released && text(st["stableRS"]) == released
+				switch {
+				case v.Phase == verdict.Successful && !(truth.AllPassed && promoted):
+					t.Errorf("frame %d: Successful before every analysis of the revision passed (%v)", i, truth.Pending)
+				case len(truth.Failed) > 0 && v.Phase != verdict.Failed:
+					t.Errorf("frame %d: %s although %v", i, v.Phase, truth.Failed)
+				}
+			} else if v.Phase == verdict.Successful {
+				t.Errorf("frame %d: Successful for revision %s, which the Rollout no longer delivers (%s)", i, released, tl.PodTemplateHash)
+			}
+			if v.Phase != verdict.Running {
+				final = v.Phase
+				break
+			}
 		}
-		switch {
-		case tl.Outcome == "aborted" && last != verdict.Failed:
-			t.Errorf("aborted, but the last verdict is %s", last)
-		case tl.Outcome == "promoted" && clean && last != verdict.Successful:
-			t.Errorf("promoted with every analysis passed, but the last verdict is %s", last)
+		if final == "" {
+			final = verdict.Running
+		}
+		if final != tl.Verification {
+			t.Errorf("the verification ends %s (%s), the scenario declares %s", final, strings.Join(seq, " → "), tl.Verification)
 		}
 		t.Logf("%s (%s): %s", tl.Name, tl.Outcome, strings.Join(seq, " → "))
 	})

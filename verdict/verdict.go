@@ -16,10 +16,11 @@ package verdict
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/analysis-health/analysis-health/analysisruns"
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/lua"
 )
@@ -33,18 +34,14 @@ const (
 	Error        = "Error"
 )
 
-// Labels and annotations the Rollouts controllers put on what they create.
+// Labels and annotations the Rollouts controllers put on what they create (package analysisruns).
 const (
-	LabelPodTemplateHash = "rollouts-pod-template-hash"
-	LabelRolloutType     = "rollout-type"
-	LabelStepIndex       = "step-index"
-	AnnotationRevision   = "rollout.argoproj.io/revision"
+	LabelPodTemplateHash = analysisruns.LabelPodTemplateHash
+	AnnotationRevision   = analysisruns.AnnotationRevision
 )
 
-// Run types in the value: the rollout-type label, or Experiment for a run an experiment owns.
-const (
-	TypeExperiment = "Experiment"
-)
+// TypeExperiment is the run type in the value of an Experiment, and of a run an experiment owns.
+const TypeExperiment = analysisruns.Experiment
 
 // Objects are the live objects of one Rollout's namespace. AnalysisRuns and Experiments may include
 // objects of other Rollouts and revisions: Judge selects those of the revision itself.
@@ -57,11 +54,20 @@ type Objects struct {
 // Options tune a judgement.
 type Options struct {
 	// Revision is the revision to judge: a pod-template hash (the rollouts-pod-template-hash label) or a
-	// revision number (the rollout.argoproj.io/revision annotation). Empty: the one the Rollout is
-	// delivering (status.currentPodHash).
+	// revision number (the rollout.argoproj.io/revision annotation). Empty: see Image and Pin.
 	Revision string
+	// Image is the Freight's image: the revision judged is the one whose pod template runs it, and until
+	// the Rollout's spec (as its controller observed it) runs it, the verdict is Running.
+	Image string
+	// Pin is the revision an earlier measurement of the same verification chose (Verdict.Pin, carried in
+	// the measurement's metadata): once set it is the revision judged, whatever the Rollout delivers
+	// later, so a rolled-back or replaced Freight is never judged by its successor's analysis. It takes
+	// precedence over Revision and Image. Without any of the three, the revision the Rollout delivers at
+	// the first judgement is pinned.
+	Pin *Pin
 	// InconclusiveDegraded applies the scripts' inconclusiveStatus = "Degraded" option: an inconclusive
-	// analysis then fails the verification, as it makes the Rollout Degraded in Argo CD.
+	// analysis then fails the verification, as it makes the Rollout Degraded in Argo CD. A run cut short
+	// (CutShort) then fails it too.
 	InconclusiveDegraded bool
 	// MaxValueBytes bounds Verdict.Value; default DefaultMaxValueBytes.
 	MaxValueBytes int
@@ -84,6 +90,9 @@ type Verdict struct {
 	Value string
 	// Revision is the pod-template hash judged (empty if it could not be determined).
 	Revision string
+	// Pin is what the next judgement of the same verification must be given as Options.Pin (nil until a
+	// revision was chosen).
+	Pin *Pin
 }
 
 // Summary is what Value holds.
@@ -167,10 +176,14 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 	md := mapOf(ro["metadata"])
 	name, ns := str(md["name"]), str(md["namespace"])
 	sum := Summary{Rollout: ns + "/" + name, Runs: []RunValue{}}
+	pin := opts.Pin.clone()
 	finish := func(phase, msg string) (Verdict, error) {
 		sum.Verdict = phase
 		sum.Message = msg
-		v := Verdict{Phase: phase, Message: redact(msg, opts.Redact), Revision: sum.Revision}
+		if pin != nil {
+			sum.Revision, sum.RolloutRevision = pin.Hash, pin.RolloutRevision
+		}
+		v := Verdict{Phase: phase, Message: redact(msg, opts.Redact), Revision: sum.Revision, Pin: pin}
 		v.Value = encode(sum, opts)
 		return v, nil
 	}
@@ -184,30 +197,45 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 	current := str(st["currentPodHash"])
 	stable := str(st["stableRS"])
 	// Until the controller has observed the current spec its status describes the previous revision,
-	// whose verdict says nothing about the one being delivered.
-	if !observedSpec(ro) {
-		return finish(Running, "Rollout "+sum.Rollout+": "+health.Message)
+	// whose verdict says nothing about the one being delivered, and a revision cannot be chosen yet.
+	observed := observedSpec(ro)
+	if pin == nil {
+		if !observed {
+			return finish(Running, "Rollout "+sum.Rollout+": "+health.Message)
+		}
+		hash, err := revisionHash(opts.Revision, ro, objs, name, current)
+		if err != nil {
+			return finish(Error, err.Error())
+		}
+		if hash == "" {
+			return finish(Running, "Rollout "+sum.Rollout+" has not reported its current revision yet")
+		}
+		if opts.Image != "" && opts.Revision == "" {
+			images := podImages(ro)
+			if len(images) > 0 && !slices.Contains(images, opts.Image) {
+				return finish(Running, fmt.Sprintf("waiting for Rollout %s to run the Freight's image %s (its pod template runs %s)", sum.Rollout, opts.Image, strings.Join(images, ", ")))
+			}
+		}
+		pin = &Pin{Hash: hash}
+		if hash == current {
+			pin.RolloutRevision = str(mapOf(md["annotations"])[AnnotationRevision])
+			pin.Images = podImages(ro)
+		}
+	}
+	hash := pin.Hash
+	isCurrent := hash == current && observed
+	if isCurrent && stable == hash {
+		pin.Promoted = true
 	}
 
-	hash, err := revisionHash(opts.Revision, ro, objs, name, current)
-	if err != nil {
-		return finish(Error, err.Error())
-	}
-	sum.Revision = hash
-	if hash == "" {
-		return finish(Running, "Rollout "+sum.Rollout+" has not reported its current revision yet")
-	}
-	if hash == current {
-		sum.RolloutRevision = str(mapOf(md["annotations"])[AnnotationRevision])
-	}
-
-	runs, experiments := select_(objs, ro, hash)
+	rv := analysisruns.Of(ro, objs.AnalysisRuns, objs.Experiments, hash)
 	type judged struct {
 		what   string
 		health engine.Health
 	}
 	var all []judged
-	for _, e := range experiments {
+	var cutShort []string
+	for _, e := range rv.Experiments {
 		h, err := opts.Engine.Health(e, s.experiment)
 		if err != nil {
 			return Verdict{}, fmt.Errorf("Experiment %s: health script: %w", objName(e), err)
@@ -215,24 +243,35 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 		all = append(all, judged{"Experiment " + objName(e), h})
 		sum.Runs = append(sum.Runs, RunValue{Name: objName(e), Type: TypeExperiment, Kind: "Experiment",
 			Phase: str(mapOf(e["status"])["phase"]), Message: str(mapOf(e["status"])["message"])})
-		if sum.RolloutRevision == "" {
-			sum.RolloutRevision = str(mapOf(mapOf(e["metadata"])["annotations"])[AnnotationRevision])
+		if pin.RolloutRevision == "" {
+			pin.RolloutRevision = str(mapOf(mapOf(e["metadata"])["annotations"])[AnnotationRevision])
 		}
 	}
-	for _, r := range runs {
-		h, err := opts.Engine.Health(r.obj, s.run)
+	experiments := map[string]map[string]any{}
+	for _, e := range rv.Experiments {
+		experiments[objName(e)] = e
+	}
+	for _, r := range rv.Runs {
+		h, err := opts.Engine.Health(r.Object, s.run)
 		if err != nil {
-			return Verdict{}, fmt.Errorf("AnalysisRun %s: health script: %w", objName(r.obj), err)
+			return Verdict{}, fmt.Errorf("AnalysisRun %s: health script: %w", r.Name, err)
 		}
-		all = append(all, judged{r.typ + " analysis run " + objName(r.obj), h})
+		what := r.Type + " analysis run " + r.Name
+		all = append(all, judged{what, h})
 		sum.Runs = append(sum.Runs, runValue(r))
-		if sum.RolloutRevision == "" {
-			sum.RolloutRevision = str(mapOf(mapOf(r.obj["metadata"])["annotations"])[AnnotationRevision])
+		if pin.RolloutRevision == "" && r.Type != analysisruns.Experiment {
+			pin.RolloutRevision = str(mapOf(mapOf(r.Object["metadata"])["annotations"])[AnnotationRevision])
+		}
+		if h.Status == engine.Healthy {
+			if why := CutShort(r, experiments[r.Experiment]); why != "" {
+				cutShort = append(cutShort, what+" "+why)
+			}
 		}
 	}
 
-	// Failed before inconclusive before in flight: a verdict already reached is never hidden by runs
-	// still measuring.
+	// Failed before replaced before inconclusive before in flight: a verdict already reached is never
+	// hidden by runs still measuring, and a revision that was replaced before it was fully promoted has
+	// failed whatever its runs were doing when it went.
 	var failed, inconclusive, busy []string
 	for _, j := range all {
 		switch j.health.Status {
@@ -245,26 +284,38 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 			busy = append(busy, j.what+": "+j.health.Message)
 		}
 	}
+	inconclusive = append(inconclusive, cutShort...)
 	if len(failed) > 0 {
 		return finish(Failed, strings.Join(failed, "; "))
 	}
-	if hash == current && health.Status == engine.Degraded {
+	replaced := observed && hash != current
+	if replaced && !pin.Promoted && hash != stable {
+		return finish(Failed, fmt.Sprintf("revision %s%s was replaced by %s%s before it was fully promoted",
+			hash, revisionSuffix(pin.RolloutRevision), current, revisionSuffix(str(mapOf(md["annotations"])[AnnotationRevision]))))
+	}
+	if isCurrent && health.Status == engine.Degraded {
 		return finish(Failed, "Rollout "+sum.Rollout+" is Degraded: "+health.Message)
 	}
 	if len(inconclusive) > 0 {
+		if opts.InconclusiveDegraded {
+			return finish(Failed, strings.Join(inconclusive, "; "))
+		}
 		return finish(Inconclusive, strings.Join(inconclusive, "; "))
 	}
-	if hash == current && health.Status == engine.Suspended && pausedInconclusive(st) {
+	if isCurrent && health.Status == engine.Suspended && pausedInconclusive(st) {
 		return finish(Inconclusive, "Rollout "+sum.Rollout+": "+health.Message)
 	}
 	if len(busy) > 0 {
 		return finish(Running, strings.Join(busy, "; "))
 	}
-	if hash != current {
+	if !isCurrent {
+		if !observed {
+			return finish(Running, "Rollout "+sum.Rollout+": "+health.Message)
+		}
 		if hash == stable {
 			return finish(Successful, fmt.Sprintf("revision %s is the Rollout's stable revision and every analysis of it passed", hash))
 		}
-		return finish(Failed, fmt.Sprintf("revision %s was replaced by %s before it was fully promoted", hash, current))
+		return finish(Successful, fmt.Sprintf("revision %s was fully promoted and every analysis of it passed; it has since been replaced by %s", hash, current))
 	}
 	if health.Status != engine.Healthy {
 		return finish(Running, "Rollout "+sum.Rollout+" is "+health.Status+": "+health.Message)
@@ -272,7 +323,7 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 	if stable != hash {
 		return finish(Running, fmt.Sprintf("revision %s is not fully promoted yet (stable revision %s)", hash, stable))
 	}
-	n := len(runs) + len(experiments)
+	n := len(rv.Runs) + len(rv.Experiments)
 	msg := fmt.Sprintf("revision %s is fully promoted and every analysis of it passed (%d runs)", hash, n)
 	if n == 1 {
 		msg = fmt.Sprintf("revision %s is fully promoted and its analysis passed", hash)
@@ -280,6 +331,28 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 		msg = fmt.Sprintf("revision %s is fully promoted; it had no analysis", hash)
 	}
 	return finish(Successful, msg)
+}
+
+func revisionSuffix(rev string) string {
+	if rev == "" {
+		return ""
+	}
+	return " (revision " + rev + ")"
+}
+
+// podImages are the images of the Rollout's pod template (containers and init containers), as Kargo's
+// argocd-update or kustomize-set-image would have written the Freight's image there.
+func podImages(ro map[string]any) []string {
+	spec := mapOf(mapOf(mapOf(ro["spec"])["template"])["spec"])
+	var out []string
+	for _, field := range []string{"containers", "initContainers"} {
+		for _, c := range listOf(spec[field]) {
+			if img := str(mapOf(c)["image"]); img != "" {
+				out = append(out, img)
+			}
+		}
+	}
+	return out
 }
 
 // observedSpec mirrors the generation gates of the Rollout script (observedGeneration, and the workload
@@ -318,10 +391,9 @@ func revisionHash(rev string, ro map[string]any, objs Objects, rollout, current 
 	if rev == str(mapOf(mapOf(ro["metadata"])["annotations"])[AnnotationRevision]) {
 		return current, nil
 	}
-	owned := func(o map[string]any) bool { return ownedBy(o, "Rollout", rollout, uid(ro)) }
 	for _, list := range [][]map[string]any{objs.AnalysisRuns, objs.Experiments} {
 		for _, o := range list {
-			if !owned(o) {
+			if !analysisruns.Owned(ro, o) {
 				continue
 			}
 			md := mapOf(o["metadata"])
@@ -337,101 +409,13 @@ func revisionHash(rev string, ro map[string]any, objs Objects, rollout, current 
 	return "", fmt.Errorf("revision %q is neither the current revision of Rollout %s (%s) nor that of any of its analysis runs or experiments", rev, rollout, current)
 }
 
-type run struct {
-	obj  map[string]any
-	typ  string
-	step *int
-}
-
-// select_ returns the revision's runs and experiments. Of the Rollout's own runs of one type (and step)
-// only the newest counts: an aborted and retried revision gets new runs, and the old ones record a
-// verdict someone already acted on.
-func select_(objs Objects, ro map[string]any, hash string) ([]run, []map[string]any) {
-	rmd := mapOf(ro["metadata"])
-	rollout, rolloutUID := str(rmd["name"]), uid(ro)
-	var experiments []map[string]any
-	expNames := map[string]bool{}
-	for _, e := range objs.Experiments {
-		if ownedBy(e, "Rollout", rollout, rolloutUID) && str(mapOf(mapOf(e["metadata"])["labels"])[LabelPodTemplateHash]) == hash {
-			experiments = append(experiments, e)
-			expNames[objName(e)] = true
-		}
+func runValue(r analysisruns.Run) RunValue {
+	st := mapOf(r.Object["status"])
+	v := RunValue{Name: r.Name, Type: r.Type, Phase: str(st["phase"]), Message: str(st["message"])}
+	if r.Step >= 0 {
+		step := r.Step
+		v.Step = &step
 	}
-	newest := map[string]run{}
-	var expRuns []run
-	for _, ar := range objs.AnalysisRuns {
-		md := mapOf(ar["metadata"])
-		labels := mapOf(md["labels"])
-		if exp := controllerName(ar, "Experiment"); exp != "" && expNames[exp] {
-			expRuns = append(expRuns, run{obj: ar, typ: TypeExperiment})
-			continue
-		}
-		if !ownedBy(ar, "Rollout", rollout, rolloutUID) || str(labels[LabelPodTemplateHash]) != hash {
-			continue
-		}
-		r := run{obj: ar, typ: str(labels[LabelRolloutType])}
-		if r.typ == "" {
-			r.typ = "Unlabelled"
-		}
-		key := r.typ
-		if i, err := strconv.Atoi(str(labels[LabelStepIndex])); err == nil {
-			r.step = &i
-			key += "/" + strconv.Itoa(i)
-		}
-		if prev, ok := newest[key]; !ok || newer(ar, prev.obj) {
-			newest[key] = r
-		}
-	}
-	var runs []run
-	for _, r := range newest {
-		runs = append(runs, r)
-	}
-	runs = append(runs, expRuns...)
-	sort.Slice(runs, func(i, j int) bool {
-		a, b := created(runs[i].obj), created(runs[j].obj)
-		if a != b {
-			return a < b
-		}
-		return objName(runs[i].obj) < objName(runs[j].obj)
-	})
-	sort.Slice(experiments, func(i, j int) bool { return objName(experiments[i]) < objName(experiments[j]) })
-	return runs, experiments
-}
-
-func newer(a, b map[string]any) bool {
-	ca, cb := created(a), created(b)
-	if ca != cb {
-		return ca > cb
-	}
-	return objName(a) > objName(b)
-}
-
-// created is the RFC 3339 creation timestamp, which sorts as text.
-func created(o map[string]any) string { return str(mapOf(o["metadata"])["creationTimestamp"]) }
-
-func ownedBy(o map[string]any, kind, name, ownerUID string) bool {
-	for _, ref := range listOf(mapOf(o["metadata"])["ownerReferences"]) {
-		r := mapOf(ref)
-		if str(r["kind"]) == kind && str(r["name"]) == name && (ownerUID == "" || str(r["uid"]) == "" || str(r["uid"]) == ownerUID) {
-			return true
-		}
-	}
-	return false
-}
-
-func controllerName(o map[string]any, kind string) string {
-	for _, ref := range listOf(mapOf(o["metadata"])["ownerReferences"]) {
-		r := mapOf(ref)
-		if str(r["kind"]) == kind {
-			return str(r["name"])
-		}
-	}
-	return ""
-}
-
-func runValue(r run) RunValue {
-	st := mapOf(r.obj["status"])
-	v := RunValue{Name: objName(r.obj), Type: r.typ, Step: r.step, Phase: str(st["phase"]), Message: str(st["message"])}
 	for _, m := range listOf(st["metricResults"]) {
 		mr := mapOf(m)
 		mv := MetricValue{Name: str(mr["name"]), Phase: str(mr["phase"]), Count: num(mr["count"]), Successful: num(mr["successful"]),

@@ -2,7 +2,9 @@ package recorder
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +24,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -262,11 +265,22 @@ var ErrAnalysisStatusWrite = errors.New("the recorder may not write an AnalysisR
 // analysisWrite matches the API paths through which an AnalysisRun's or Experiment's status can change:
 // an update or patch of the object itself (the Rollouts CRDs declare no status subresource for either
 // kind, manifests/crds/*-crd.yaml `subresources: {}`, so that is how the controllers write status), and
-// the status subresource path, in case a later CRD adds one. Creating one stays allowed.
-var analysisWrite = regexp.MustCompile(`/apis/argoproj\.io/v1alpha1/namespaces/[^/]+/(analysisruns|experiments)/[^/]+(/status)?$`)
+// the status subresource path, in case a later CRD adds one. analysisCreate matches their collections:
+// a create may carry a status as well, for the same reason.
+var (
+	analysisWrite  = regexp.MustCompile(`/apis/argoproj\.io/v1alpha1/namespaces/[^/]+/(analysisruns|experiments)/[^/]+(/status)?$`)
+	analysisCreate = regexp.MustCompile(`/apis/argoproj\.io/v1alpha1/namespaces/[^/]+/(analysisruns|experiments)$`)
+)
 
-// guardTransport refuses the recorder's writes of AnalysisRuns and Experiments, and counts them so a
-// scenario that tried fails even if it ignored the error.
+// userAction is the one write of an AnalysisRun or Experiment that a user makes: the merge patch of our
+// terminate actions (lua/argoproj.io/{AnalysisRun,Experiment}/actions/terminate), which is what Argo CD
+// sends for an action that changes spec.terminate (server/application RunResourceAction: a merge patch of
+// the action's result against the live object).
+const userAction = `{"spec":{"terminate":true}}`
+
+// guardTransport refuses the recorder's writes of AnalysisRuns' and Experiments' status, and counts them
+// so a scenario that tried fails even if it ignored the error. Allowed: creating one without a status (a
+// verification run), and the terminate action's patch.
 type guardTransport struct {
 	rt      http.RoundTripper
 	refused *int
@@ -274,16 +288,79 @@ type guardTransport struct {
 }
 
 func (g guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	switch r.Method {
-	case http.MethodPut, http.MethodPatch, http.MethodPost:
-		if analysisWrite.MatchString(r.URL.Path) {
-			g.mu.Lock()
-			*g.refused++
-			g.mu.Unlock()
-			return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Path, ErrAnalysisStatusWrite)
+	refuse := false
+	switch {
+	case r.Method == http.MethodPost && analysisCreate.MatchString(r.URL.Path):
+		body, err := readBody(r)
+		if err != nil {
+			return nil, err
 		}
+		var obj struct {
+			Status map[string]any `json:"status"`
+		}
+		// a typed client serialises an empty status as zero values ({"phase":""}): only a value counts
+		refuse = json.Unmarshal(body, &obj) != nil || carriesValue(map[string]any(obj.Status))
+	case r.Method == http.MethodPatch && analysisWrite.MatchString(r.URL.Path) && !strings.HasSuffix(r.URL.Path, "/status"):
+		body, err := readBody(r)
+		if err != nil {
+			return nil, err
+		}
+		refuse = r.Header.Get("Content-Type") != string(types.MergePatchType) || !jsonEqual(body, userAction)
+	case r.Method == http.MethodPut || r.Method == http.MethodPatch || r.Method == http.MethodPost:
+		refuse = analysisWrite.MatchString(r.URL.Path)
+	}
+	if refuse {
+		g.mu.Lock()
+		*g.refused++
+		g.mu.Unlock()
+		return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Path, ErrAnalysisStatusWrite)
 	}
 	return g.rt.RoundTrip(r)
+}
+
+// carriesValue reports whether v holds anything but zero values.
+func carriesValue(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if carriesValue(e) {
+				return true
+			}
+		}
+		return false
+	case []any:
+		return len(x) > 0
+	case string:
+		return x != ""
+	case bool:
+		return x
+	case float64:
+		return x != 0
+	}
+	return v != nil
+}
+
+// readBody reads a request's body and puts it back for the next transport.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return body, nil
+}
+
+func jsonEqual(raw []byte, want string) bool {
+	var a, b any
+	if json.Unmarshal(raw, &a) != nil || json.Unmarshal([]byte(want), &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // guardedConfig is cfg with guardTransport.

@@ -36,15 +36,16 @@ type MetricsServer struct {
 	srv     *http.Server
 	scripts map[string][]Answer
 	served  map[string]int
-	// requests counts every request, answered or not: the plugin proof shows it never adds one.
-	requests int
+	// requests counts every request, answered or not, by endpoint (the web metric, or the Prometheus
+	// query): the plugin proof shows it never adds one.
+	requests map[string]int
 }
 
 // Host is the recorded stand-in for the server's address: timelines must not depend on the port.
 const Host = "metrics.shop.svc"
 
 func NewMetricsServer() (*MetricsServer, error) {
-	m := &MetricsServer{scripts: map[string][]Answer{}, served: map[string]int{}}
+	m := &MetricsServer{scripts: map[string][]Answer{}, served: map[string]int{}, requests: map[string]int{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -83,14 +84,18 @@ func (m *MetricsServer) Reset() {
 	defer m.mu.Unlock()
 	m.scripts = map[string][]Answer{}
 	m.served = map[string]int{}
-	m.requests = 0
+	m.requests = map[string]int{}
 }
 
-// Served is how many requests of a metric were answered.
-func (m *MetricsServer) Served(metric string) int {
+// Requests are the requests received so far, by endpoint.
+func (m *MetricsServer) Requests() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.served[metric]
+	out := map[string]int{}
+	for k, v := range m.requests {
+		out[k] = v
+	}
+	return out
 }
 
 func (m *MetricsServer) next(metric string) (Answer, bool) {
@@ -143,9 +148,6 @@ func (m *MetricsServer) Up() error {
 func (m *MetricsServer) Close() { _ = m.Down() }
 
 func (m *MetricsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	m.mu.Lock()
-	m.requests++
-	m.mu.Unlock()
 	var metric string
 	prom := false
 	switch {
@@ -155,7 +157,11 @@ func (m *MetricsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// the query names the scripted series
 		_ = r.ParseForm()
 		metric, prom = r.Form.Get("query"), true
-	default:
+	}
+	m.mu.Lock()
+	m.requests[metric]++
+	m.mu.Unlock()
+	if metric == "" {
 		http.NotFound(w, r)
 		return
 	}

@@ -14,6 +14,10 @@ import (
 const (
 	ImageV1 = "ghcr.io/shop/checkout:1.0.0"
 	ImageV2 = "ghcr.io/shop/checkout:1.1.0"
+	// ImageV3 is a later Freight, released while the revision of ImageV2 is still being verified.
+	ImageV3 = "ghcr.io/shop/checkout:1.2.0"
+	// ImageRepo is the Freight's image repository (a Kargo Warehouse's subscription).
+	ImageRepo = "ghcr.io/shop/checkout"
 )
 
 // selector labels. app.kubernetes.io/instance is Argo CD's default tracking label: the Rollout carries it

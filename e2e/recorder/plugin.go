@@ -16,7 +16,11 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	goplugin "github.com/hashicorp/go-plugin"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/analysisruns"
 )
 
 // The proof of the analysis-health/rollout-analysis metric-provider plugin (cmd/rollouts-plugin-metric-
@@ -144,7 +148,7 @@ func (b pluginBinaries) health(ro *v1alpha1.Rollout, argocdCM string) (string, e
 }
 
 // verificationRun is what Kargo's AnalysisRunBuilder makes of our generated template and Stage snippet.
-func (b pluginBinaries) verificationRun(ns, stage string) (*v1alpha1.AnalysisRun, error) {
+func (b pluginBinaries) verificationRun(ns, stage, freightImage string) (*v1alpha1.AnalysisRun, error) {
 	dir, err := os.MkdirTemp("", "kargo-")
 	if err != nil {
 		return nil, err
@@ -152,7 +156,7 @@ func (b pluginBinaries) verificationRun(ns, stage string) (*v1alpha1.AnalysisRun
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "kargo")
 	cmd := exec.Command(b.cli, "generate", "--format", "kargo", "--project", ns, "--rollout", Name, "--namespace", ns,
-		"--plugin-location", "file://"+b.plugin, "--out", out)
+		"--plugin-location", "file://"+b.plugin, "--image-repo", ImageRepo, "--out", out)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("analysis-health generate --format kargo: %v: %s", err, msg)
 	}
@@ -171,13 +175,18 @@ func (b pluginBinaries) verificationRun(ns, stage string) (*v1alpha1.AnalysisRun
 	if err := readStrict(filepath.Join(out, "stage-verification.yaml"), &snippet); err != nil {
 		return nil, err
 	}
-	// mergeArgs: the template declares the args; the Stage's values fill them.
+	// mergeArgs: the template declares the args; the Stage's values, evaluated as Kargo expressions
+	// (pkg/rollouts/analysis_run_builder.go), fill them.
 	args := tmpl.Spec.Args
 	for _, sa := range snippet.Spec.Verification.Args {
+		value, err := kargoExpression(sa.Value, freightImage)
+		if err != nil {
+			return nil, fmt.Errorf("stage arg %q: %v", sa.Name, err)
+		}
 		found := false
 		for i := range args {
 			if args[i].Name == sa.Name {
-				args[i].Value, found = ptr(sa.Value), true
+				args[i].Value, found = ptr(value), true
 			}
 		}
 		if !found {
@@ -202,6 +211,29 @@ func (b pluginBinaries) verificationRun(ns, stage string) (*v1alpha1.AnalysisRun
 	}, nil
 }
 
+// kargoExpression evaluates the one Kargo expression our Stage snippet uses, the Freight's image
+// (${{ imageFrom("REPO").RepoURL }}:${{ imageFrom("REPO").Tag }}; Kargo v1.11.2
+// pkg/expressions/function/functions.go ImageFromFreight), for a Freight holding freightImage. Anything
+// else holding an expression is an error: the model knows no other.
+func kargoExpression(value, freightImage string) (string, error) {
+	repo, tag, _ := strings.Cut(freightImage, ":")
+	for _, field := range []struct{ name, v string }{{"RepoURL", repo}, {"Tag", tag}} {
+		value = strings.ReplaceAll(value, `${{ imageFrom("`+ImageRepo+`").`+field.name+` }}`, field.v)
+	}
+	if strings.Contains(value, "${{") {
+		return "", fmt.Errorf("the model of Kargo cannot evaluate %q", value)
+	}
+	return value, nil
+}
+
+// freightImage is the Freight's image as Argo CD synced it into the Rollout.
+func freightImage(ro *v1alpha1.Rollout) string {
+	if c := ro.Spec.Template.Spec.Containers; len(c) > 0 && c[0].Image != "" {
+		return c[0].Image
+	}
+	return ImageV2 // a workloadRef Rollout: the Deployment holds the released image
+}
+
 func readStrict(path string, v any) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -221,9 +253,15 @@ type verification struct {
 	healthy func(ro *v1alpha1.Rollout) (bool, error)
 	run     string
 	started int // tick, -1 until created
-	phases  []string
-	// violations of the rules the plugin must keep.
+	// hash is the revision it verifies: the released one for the verification at release, the current
+	// one when Kargo starts it; want the outcome the scenario declares.
+	hash   string
+	want   string
+	phases []string
+	// violations of the rules the plugin must keep; prevFailed the runs of its revision failed at the
+	// previous tick.
 	violations []string
+	prevFailed []string
 }
 
 func (v *verification) note(phase string) {
@@ -255,63 +293,66 @@ type PluginResult struct {
 	// Verdict is the analysis verdict (Scenario.Verdict): what the Rollout's own runs ended in.
 	Verdict       string            `json:"verdict"`
 	Verifications map[string]string `json:"verifications"`
-	// Requests is what the scenario's metric server answered; Measurements what the Rollout's own runs
-	// record (count + error of every metric result); Duplicates the requests beyond those.
+	// Expected is what the scenario declares: the verification at release, and Kargo's.
+	Expected map[string]string `json:"expected"`
+	// Requests is what the scenario's metric server received; Measurements what the Rollout's own runs
+	// record (count + error of every metric result); Duplicates the requests to an endpoint beyond the
+	// measurements of it; Unreached the measurements that reached no endpoint (connection refused).
 	Requests     int `json:"requests"`
 	Measurements int `json:"measurements"`
 	Duplicates   int `json:"duplicates"`
+	Unreached    int `json:"unreached"`
 }
 
-// analysisState is the ground truth at a frame, from the Rollout's own runs of the delivered revision
-// (the newest attempt of each type and step, and the runs its experiments own).
+// analysisState is the ground truth at a frame for one revision, from the Rollout's own runs of it as
+// analysisruns selects them (the newest attempt of each analysis, and the runs its experiments own).
 type analysisState struct {
-	passed bool     // fully promoted, and every run and experiment of the revision Successful
+	passed bool     // the revision is current and stable, and every run and experiment of it Successful
 	failed []string // runs Failed or Error
 }
 
-func groundTruth(w *World, ro *v1alpha1.Rollout) analysisState {
-	hash := ro.Status.CurrentPodHash
-	exps := map[string]bool{}
-	st := analysisState{passed: ro.Status.StableRS != "" && ro.Status.StableRS == hash}
-	for _, ex := range w.Experiments() {
-		if ex.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != hash {
-			continue
-		}
-		exps[ex.Name] = true
-		if ex.Status.Phase != v1alpha1.AnalysisPhaseSuccessful {
-			st.passed = false
-		}
+func groundTruth(w *World, ro *v1alpha1.Rollout, hash string) (analysisState, error) {
+	st := analysisState{passed: hash != "" && ro.Status.StableRS == hash && ro.Status.CurrentPodHash == hash}
+	rollout, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro)
+	if err != nil {
+		return st, err
 	}
-	newest := map[string]v1alpha1.AnalysisRun{}
+	var runs, exps []map[string]any
 	for _, ar := range w.AnalysisRuns() {
 		if ar.Labels[kargoStageLabel] != "" {
 			continue
 		}
-		key := ""
-		if ref := metav1.GetControllerOf(&ar); ref != nil && ref.Kind == "Experiment" && exps[ref.Name] {
-			key = "experiment/" + ar.Name
-		} else if ar.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == hash {
-			key = ar.Labels[v1alpha1.RolloutTypeLabel] + "/" + ar.Labels[v1alpha1.RolloutCanaryStepIndexLabel]
-		} else {
-			continue
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ar)
+		if err != nil {
+			return st, err
 		}
-		// names of retries end in the collision counter: the newest has the longest/greatest name
-		if prev, ok := newest[key]; !ok || len(ar.Name) > len(prev.Name) || (len(ar.Name) == len(prev.Name) && ar.Name > prev.Name) {
-			newest[key] = ar
+		runs = append(runs, u)
+	}
+	for _, ex := range w.Experiments() {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ex)
+		if err != nil {
+			return st, err
+		}
+		exps = append(exps, u)
+	}
+	rv := analysisruns.Of(rollout, runs, exps, hash)
+	for _, e := range rv.Experiments {
+		if phase, _, _ := unstructured.NestedString(e, "status", "phase"); phase != string(v1alpha1.AnalysisPhaseSuccessful) {
+			st.passed = false
 		}
 	}
-	for _, ar := range newest {
-		switch ar.Status.Phase {
+	for _, r := range rv.Runs {
+		switch phase, _, _ := unstructured.NestedString(r.Object, "status", "phase"); v1alpha1.AnalysisPhase(phase) {
 		case v1alpha1.AnalysisPhaseSuccessful:
 		case v1alpha1.AnalysisPhaseFailed, v1alpha1.AnalysisPhaseError:
 			st.passed = false
-			st.failed = append(st.failed, ar.Name+" "+string(ar.Status.Phase))
+			st.failed = append(st.failed, r.Name+" "+phase)
 		default:
 			st.passed = false
 		}
 	}
 	sort.Strings(st.failed)
-	return st
+	return st, nil
 }
 
 // RunPluginVerification plays every scenario with the three verification runs and checks, frame by
@@ -369,12 +410,12 @@ func RunPluginVerification(t *testing.T, env *Env, update bool) {
 
 func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map[string]string) (res PluginResult, err error) {
 	vs := []*verification{
-		{name: verificationAtStart, stage: "at-release", healthy: func(*v1alpha1.Rollout) (bool, error) { return true, nil }},
-		{name: verificationBuiltin, stage: "builtin", healthy: func(ro *v1alpha1.Rollout) (bool, error) {
+		{name: verificationAtStart, stage: "at-release", want: sc.Verification, healthy: func(*v1alpha1.Rollout) (bool, error) { return true, nil }},
+		{name: verificationBuiltin, stage: "builtin", want: sc.Kargo, healthy: func(ro *v1alpha1.Rollout) (bool, error) {
 			h, err := bins.health(ro, bins.builtinCM)
 			return h == "Healthy", err
 		}},
-		{name: verificationOurs, stage: "ours", healthy: func(ro *v1alpha1.Rollout) (bool, error) {
+		{name: verificationOurs, stage: "ours", want: sc.Kargo, healthy: func(ro *v1alpha1.Rollout) (bool, error) {
 			h, err := bins.health(ro, "")
 			return h == "Healthy", err
 		}},
@@ -382,9 +423,11 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 	for _, v := range vs {
 		v.started = -1
 	}
-	failedAt := -1              // first tick at which a newest run of the revision had failed
-	prevFailed := []string(nil) // the newest runs failed at the previous tick
-	aborted := false            // the update was aborted at some tick (a verdict: Failed)
+	if sc.Verification == "" || sc.Kargo == "" {
+		return res, fmt.Errorf("scenario %s declares no verification outcome", sc.Name)
+	}
+	stable := ""   // the stable revision when the release was applied
+	released := "" // the revision released: the first current one that is not that stable one
 	opts := sc.Options
 	if opts.RolloutsConfig != nil {
 		return res, fmt.Errorf("scenario %s has an argo-rollouts-config of its own", sc.Name)
@@ -400,13 +443,11 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 		}
 		tick := w.reconciles
 		ro := w.Rollout()
-		truth := groundTruth(w, ro)
-		if len(truth.failed) > 0 && failedAt < 0 {
-			failedAt = tick
+		if stable == "" {
+			stable = ro.Status.StableRS
 		}
-		defer func() { prevFailed = truth.failed }()
-		if ro.Status.Abort {
-			aborted = true
+		if released == "" && ro.Status.CurrentPodHash != stable && ro.Status.CurrentPodHash != "" {
+			released = ro.Status.CurrentPodHash
 		}
 		for _, v := range vs {
 			if v.started < 0 {
@@ -417,7 +458,7 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 				if !ok {
 					continue
 				}
-				ar, err := bins.verificationRun(w.ns, v.stage)
+				ar, err := bins.verificationRun(w.ns, v.stage, freightImage(ro))
 				if err != nil {
 					return err
 				}
@@ -425,22 +466,41 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 					return err
 				}
 				v.run, v.started = ar.Name, tick
+				if v.name != verificationAtStart {
+					v.hash = ro.Status.CurrentPodHash // Kargo starts it on a Healthy Stage: the controller observed the Freight
+				}
 				continue
 			}
-			ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Get(contextBG(), v.run, metav1.GetOptions{})
+			if v.name == verificationAtStart {
+				v.hash = released
+			}
+			ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Get(context.Background(), v.run, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			v.note(string(ar.Status.Phase))
+			truth, err := groundTruth(w, ro, v.hash)
+			if err != nil {
+				return err
+			}
 			// the plugin measured during this tick's reconcile of the run, after the previous tick's state
 			if ar.Status.Phase == v1alpha1.AnalysisPhaseSuccessful && !truth.passed {
-				v.violations = append(v.violations, fmt.Sprintf("%s tick %d: Successful before every analysis of the revision passed", v.name, tick))
+				v.violations = append(v.violations, fmt.Sprintf("%s tick %d: Successful before every analysis of revision %s passed", v.name, tick, v.hash))
 			}
 			if ar.Status.Phase == v1alpha1.AnalysisPhaseSuccessful && len(truth.failed) > 0 {
 				v.violations = append(v.violations, fmt.Sprintf("%s tick %d: Successful while %v", v.name, tick, truth.failed))
 			}
-			if len(prevFailed) > 0 && v.started < tick && !ar.Status.Phase.Completed() {
-				v.violations = append(v.violations, fmt.Sprintf("%s tick %d: %s a tick after %v", v.name, tick, ar.Status.Phase, prevFailed))
+			if len(v.prevFailed) > 0 && v.started < tick && !ar.Status.Phase.Completed() {
+				v.violations = append(v.violations, fmt.Sprintf("%s tick %d: %s a tick after %v", v.name, tick, ar.Status.Phase, v.prevFailed))
+			}
+			v.prevFailed = truth.failed
+			// the revision the plugin pinned, in the measurement's metadata, is the one being verified
+			for _, mr := range ar.Status.MetricResults {
+				for _, m := range mr.Measurements {
+					if pinned := m.Metadata["revision"]; pinned != "" && v.hash != "" && pinned != v.hash {
+						v.violations = append(v.violations, fmt.Sprintf("%s tick %d: the plugin pinned revision %s, the verification is of %s", v.name, tick, pinned, v.hash))
+					}
+				}
 			}
 		}
 		return nil
@@ -469,7 +529,8 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 	if got := w.Verdict(); got != sc.Verdict {
 		return res, fmt.Errorf("analysis verdict %q, the scenario expects %q", got, sc.Verdict)
 	}
-	res = PluginResult{Scenario: sc.Name, Verdict: sc.Verdict, Verifications: map[string]string{}}
+	res = PluginResult{Scenario: sc.Name, Verdict: sc.Verdict, Verifications: map[string]string{},
+		Expected: map[string]string{"at release": sc.Verification, "Kargo": sc.Kargo}}
 	var problems []string
 	for _, v := range vs {
 		res.Verifications[v.name] = v.sequence()
@@ -478,20 +539,18 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 			problems = append(problems, fmt.Sprintf("%s: still %s at the end", v.name, v.final()))
 		}
 	}
-	at := vs[0]
-	switch {
-	case failedAt >= 0 && at.final() != string(v1alpha1.AnalysisPhaseFailed) && at.final() != string(v1alpha1.AnalysisPhaseInconclusive):
-		problems = append(problems, fmt.Sprintf("%s: ended %s although an analysis failed", at.name, at.final()))
+	for _, v := range vs {
+		if got := v.final(); got != v.want {
+			problems = append(problems, fmt.Sprintf("%s: ended %s (%s), the scenario declares %s", v.name, got, v.sequence(), v.want))
+		}
 	}
-	if !strings.Contains(sc.Verdict, "Failed") && !strings.Contains(sc.Verdict, "Error") && !strings.Contains(sc.Verdict, "Inconclusive") &&
-		sc.Outcome == OutcomePromoted && !aborted && at.final() != string(v1alpha1.AnalysisPhaseSuccessful) {
-		problems = append(problems, fmt.Sprintf("%s: ended %s although every analysis passed", at.name, at.final()))
+	if vs[0].started < 0 {
+		problems = append(problems, "the verification at release never started")
 	}
-	// an abort is a verdict too: the revision was rejected while the verification watched
-	if aborted && at.final() != string(v1alpha1.AnalysisPhaseFailed) && at.final() != string(v1alpha1.AnalysisPhaseInconclusive) {
-		problems = append(problems, fmt.Sprintf("%s: ended %s although the update was aborted", at.name, at.final()))
-	}
-	// Requests to the metric server against the Rollout's own measurements.
+	// Requests to the metric server against the Rollout's own measurements, by endpoint: a request no
+	// measurement of the Rollout's runs of that endpoint explains is a duplicate query. Measurements that
+	// failed to connect (the server down) reached no endpoint; they are counted apart.
+	measured := map[string]int{}
 	for _, ar := range w.AnalysisRuns() {
 		if ar.Labels[kargoStageLabel] != "" {
 			for _, mr := range ar.Status.MetricResults {
@@ -501,14 +560,30 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 			}
 			continue
 		}
-		for _, mr := range ar.Status.MetricResults {
-			res.Measurements += int(mr.Count + mr.Error)
+		for _, m := range ar.Spec.Metrics {
+			for _, mr := range ar.Status.MetricResults {
+				if mr.Name == m.Name {
+					measured[endpointOf(m)] += int(mr.Count + mr.Error)
+					res.Measurements += int(mr.Count + mr.Error)
+				}
+			}
 		}
 	}
-	res.Requests = totalServed(env.Metrics)
-	if res.Requests > res.Measurements {
-		res.Duplicates = res.Requests - res.Measurements
-		problems = append(problems, fmt.Sprintf("%d requests to the metric server beyond the Rollout's own %d measurements", res.Duplicates, res.Measurements))
+	requests := env.Metrics.Requests()
+	for endpoint := range measured {
+		if _, ok := requests[endpoint]; !ok {
+			requests[endpoint] = 0
+		}
+	}
+	for endpoint, n := range requests {
+		res.Requests += n
+		switch {
+		case n > measured[endpoint]:
+			res.Duplicates += n - measured[endpoint]
+			problems = append(problems, fmt.Sprintf("%d requests to %q beyond the Rollout's own %d measurements of it", n-measured[endpoint], endpoint, measured[endpoint]))
+		case n < measured[endpoint]:
+			res.Unreached += measured[endpoint] - n
+		}
 	}
 	if len(problems) > 0 {
 		return res, fmt.Errorf("%s", strings.Join(problems, "; "))
@@ -516,10 +591,13 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 	return res, nil
 }
 
-func totalServed(m *MetricsServer) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.requests
+// endpointOf is the metrics server's endpoint a metric queries (MetricsServer.ServeHTTP).
+func endpointOf(m v1alpha1.Metric) string {
+	switch {
+	case m.Provider.Web != nil:
+		return m.Provider.Web.URL[strings.LastIndex(m.Provider.Web.URL, "/web/")+len("/web/"):]
+	case m.Provider.Prometheus != nil:
+		return m.Provider.Prometheus.Query
+	}
+	return ""
 }
-
-func contextBG() context.Context { return context.Background() }

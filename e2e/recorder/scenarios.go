@@ -35,8 +35,15 @@ type Scenario struct {
 	// pre, post, experiment <analysis>; a re-run gets the name's collision counter, e.g. step 1.1).
 	// Record fails if the analysis controller's runs end otherwise.
 	Verdict string
-	Options Options
-	Play    func(s *S)
+	// Verification is the outcome a Kargo verification of the released Freight must end in when it starts
+	// at the release (the plugin pins the released revision); Kargo the outcome of the verifications
+	// started in Kargo's order, at the first Healthy Stage (with the built-in health and with ours), or
+	// "not started" when the Stage never becomes Healthy. A rolled-back, bypassed or replaced revision is
+	// never Successful.
+	Verification string
+	Kargo        string
+	Options      Options
+	Play         func(s *S)
 }
 
 const (
@@ -87,6 +94,7 @@ func errorsMeasured(n int32) func(*v1alpha1.AnalysisRun) bool {
 var Scenarios = []Scenario{
 	{
 		Name: "canary-step-successful", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "Step analysis measures three times and passes; the remaining steps run and the canary is promoted.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -97,6 +105,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-failed", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "step 1 Failed",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "Step analysis exceeds its failure limit (two failed measurements, one tolerated); the controller aborts the update.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good, bad, bad)
@@ -107,6 +116,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-error", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "step 1 Error",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "The metrics endpoint answers 500 after one good measurement; five consecutive errors exceed the default consecutiveErrorLimit (4), the run ends in Error and the controller aborts the update.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good, e500)
@@ -117,6 +127,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-inconclusive-resumed", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Inconclusive; step 1.1 Successful",
+		Verification: "Inconclusive", Kargo: "Successful",
 		Summary: "Step analysis is inconclusive and the rollout pauses; a user resumes it, a second run passes, the canary is promoted.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good, meh, good)
@@ -130,6 +141,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-inconclusive-promoted", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Inconclusive",
+		Verification: "Inconclusive", Kargo: "Inconclusive",
 		Summary: "Step analysis is inconclusive and the rollout pauses; a user promotes it (kubectl argo rollouts promote) past the analysis step, and the canary is promoted without another run.",
 		Play: func(s *S) {
 			s.Answers("success-rate", meh)
@@ -143,6 +155,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-connection-refused", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "step 1 Error",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "The metrics server refuses connections; with consecutiveErrorLimit 2 the third consecutive error ends the run in Error and the controller aborts the update.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -156,6 +169,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-errors-recover", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "The metrics server refuses connections twice (consecutiveErrorLimit 2 is not exceeded), then answers; the run passes and the canary is promoted.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -170,6 +184,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-slow-provider", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "The metrics endpoint answers later than the metric's 1 s timeout twice (two errors, under the default consecutiveErrorLimit), then in time; the run passes.",
 		Play: func(s *S) {
 			s.Answers("success-rate", Slow(1500*time.Millisecond), Slow(1500*time.Millisecond), good)
@@ -180,6 +195,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-initial-delay", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "Step analysis with an initialDelay of 30 s: nothing is measured for 30 s, then three good measurements; the canary is promoted.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -190,6 +206,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-dry-run-failing", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "The step analysis has a dry-run metric (canary-errors) that fails while success-rate passes: the run is Successful, the failure shows only in the run's dryRunSummary.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -203,6 +220,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-measurement-retention", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "Step analysis measures five times with measurementRetention limit 2: the run keeps only the last two measurements while its counters reach five; it passes.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -215,6 +233,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-prometheus-successful", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "Step analysis through the prometheus provider (an instant query against Prometheus' HTTP API): two good latency samples; the canary is promoted.",
 		Play: func(s *S) {
 			s.Answers("latency_p99", OK(0.12), OK(0.21))
@@ -225,6 +244,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-prometheus-failed", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "step 1 Failed",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "Step analysis through the prometheus provider: the second latency sample is too high (failureLimit 0); the controller aborts the update.",
 		Play: func(s *S) {
 			s.Answers("latency_p99", OK(0.12), OK(0.8))
@@ -235,6 +255,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-promote-full", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Inconclusive", Kargo: "Inconclusive",
 		Summary: "While the step analysis is running, a user promotes fully (kubectl argo rollouts promote --full): the controller promotes the canary and terminates the run, which ends Successful \"Run Terminated\".",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -250,6 +271,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-skipped", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Inconclusive", Kargo: "Inconclusive",
 		Summary: "While the step analysis is running, a user skips the step (kubectl argo rollouts promote --skip-current-step): the run is terminated (Successful \"Run Terminated\") and the remaining steps run.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -264,7 +286,65 @@ var Scenarios = []Scenario{
 		},
 	},
 	{
+		Name: "canary-step-terminate-action", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Inconclusive", Kargo: "Inconclusive",
+		Summary: "While the step analysis is running, a user runs the terminate action on the AnalysisRun in Argo CD: the run ends Successful \"Run Terminated\" after one of its three measurements and the canary goes on, so its analysis did not pass.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate"))
+			s.Release()
+			r := s.Run(step, 1, 0)
+			s.Until("run measured once", 10, isAnalysisRun(s, r, func(ar *v1alpha1.AnalysisRun) bool {
+				return len(ar.Status.MetricResults) > 0 && ar.Status.MetricResults[0].Count >= 1
+			}))
+			s.Tick(func() { s.Terminate("AnalysisRun", r) })
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-experiment-terminate-action", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "experiment smoke-long Successful",
+		Verification: "Inconclusive", Kargo: "Inconclusive",
+		Summary: "While an experiment's analysis is measuring, a user runs the terminate action on the Experiment in Argo CD: the experiment and its run end before the run's five measurements, and the canary goes on, so its analysis did not pass.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(CanaryRollout("", SetWeight(25), ExperimentStep("success-rate-long"), SetWeight(50)))
+			s.Release()
+			ex := s.Experiment(1)
+			s.Until("experiment's run measured once", 20, func(*v1alpha1.Rollout) bool {
+				for _, ar := range s.w.AnalysisRuns() {
+					if ref := metav1.GetControllerOf(&ar); ref != nil && ref.Name == ex && len(ar.Status.MetricResults) > 0 && ar.Status.MetricResults[0].Count >= 1 {
+						return true
+					}
+				}
+				return false
+			})
+			s.Tick(func() { s.Terminate("Experiment", ex) })
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-new-revision-during-analysis", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Failed", Kargo: "Successful",
+		Summary: "While the step analysis of the released revision is running, Argo CD syncs a later Freight (image " + ImageV3 + "): the controller replaces the revision before it was promoted, and the later one passes its own analysis.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate"))
+			s.Release()
+			r := s.Run(step, 1, 0)
+			s.Until("run measured once", 10, isAnalysisRun(s, r, func(ar *v1alpha1.AnalysisRun) bool {
+				return len(ar.Status.MetricResults) > 0 && ar.Status.MetricResults[0].Count >= 1
+			}))
+			s.Tick(func() {
+				s.must(s.w.UpdateSpec("Argo CD syncs a later Freight: image "+ImageV3, func(ro *v1alpha1.Rollout) {
+					ro.Spec.Template.Spec.Containers[0].Image = ImageV3
+				}))
+			})
+			s.Settle()
+		},
+	},
+	{
 		Name: "canary-abort-then-retry", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful; step 1.1 Successful",
+		Verification: "Failed", Kargo: "Successful",
 		Summary: "While the step analysis is running, a user aborts (the run is terminated); later the user retries, a new run passes, the canary is promoted.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -283,6 +363,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-retry-after-abort", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Failed; step 1.1 Successful",
+		Verification: "Failed", Kargo: "Successful",
 		Summary: "Step analysis fails and the controller aborts; a user retries, the second step run passes, the canary is promoted.",
 		Play: func(s *S) {
 			s.Answers("success-rate", bad)
@@ -297,6 +378,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-rollback-during-analysis", Strategy: "canary", Outcome: OutcomeRolledBack, Verdict: "",
+		Verification: "Failed", Kargo: "Successful",
 		Summary: "While the step analysis of the new revision is running, Argo CD syncs the previous image back: the controller returns to the stable ReplicaSet at once, without analysis, and terminates the run.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -316,6 +398,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-progress-deadline-abort", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "background Successful",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "The new pods never become ready; with progressDeadlineSeconds 30 and progressDeadlineAbort the controller aborts the update once the deadline passes, and terminates the background analysis, which had passed every measurement.",
 		Play: func(s *S) {
 			s.Answers("error-rate", low)
@@ -331,6 +414,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-background-promoted-while-running", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "background Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "Background analysis runs through every step; the last step sends all traffic to the canary, and the promotion is written while the background run is still Running, which is terminated one reconcile later.",
 		Play: func(s *S) {
 			s.Answers("error-rate", low)
@@ -341,6 +425,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-traffic-routed-background-promoted-while-running", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "background Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "As canary-background-promoted-while-running, with SMI traffic routing and the last step at 50 %: the promotion is written while the background run is still Running.",
 		Play: func(s *S) {
 			s.Answers("error-rate", low)
@@ -351,6 +436,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-background-starting-step", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "background Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "Background analysis with startingStep 2: no run exists during the first two steps; it starts at the second setWeight and passes until the promotion terminates it.",
 		Play: func(s *S) {
 			s.Answers("error-rate", low)
@@ -363,6 +449,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-background-failed-during-pause", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "background Failed",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "Background analysis fails while the rollout waits on an indefinite pause step; the controller aborts.",
 		Play: func(s *S) {
 			s.Answers("error-rate", low)
@@ -376,6 +463,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-background-failed-after-last-step", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "background Failed",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "All steps are done but the last canary pods never become ready, so the controller cannot promote; the background analysis fails meanwhile and the controller aborts.",
 		Play: func(s *S) {
 			s.Answers("error-rate", low)
@@ -394,6 +482,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-background-failed-after-promotion", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "background Failed",
+		Verification: "Failed", Kargo: "Failed",
 		Summary: "Background analysis measuring every 10 s with no failure tolerated: its measurement right after the promotion fails, before the controller's next reconcile terminates the run; the controller ignores it because the rollout is fully promoted.",
 		Play: func(s *S) {
 			s.Answers("error-rate", low)
@@ -406,6 +495,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-background-failed-while-inconclusive", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "background Failed; step 1 Inconclusive; step 1.1 Inconclusive",
+		Verification: "Inconclusive", Kargo: "not started",
 		Summary: "The step analysis is inconclusive and the rollout pauses; the background analysis then fails, but the controller does not act on it until a user resumes; it then starts a new step run (inconclusive again) and aborts on the failed background run.",
 		Play: func(s *S) {
 			s.Answers("error-rate", low)
@@ -429,6 +519,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-step-failed-while-inconclusive", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "background Inconclusive; step 1 Failed; background.1 Inconclusive",
+		Verification: "Inconclusive", Kargo: "not started",
 		Summary: "The background analysis turns inconclusive while the step analysis runs, and the rollout pauses; the step analysis then fails, but the controller does not act on it until a user resumes; it then starts a new background run (inconclusive again) and aborts on the failed step run.",
 		Play: func(s *S) {
 			s.Answers("error-rate", low)
@@ -453,6 +544,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-experiment-successful", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "experiment smoke Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "An experiment step runs a canary template with a requiredForCompletion analysis; the analysis passes, the experiment completes, the canary is promoted.",
 		Play: func(s *S) {
 			s.Answers("smoke", good)
@@ -463,6 +555,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-experiment-failed", Strategy: "canary", Outcome: OutcomeAborted, Verdict: "experiment smoke Failed",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "An experiment step whose requiredForCompletion analysis fails: the experiment fails and the controller aborts the update.",
 		Play: func(s *S) {
 			s.Answers("smoke", bad)
@@ -473,6 +566,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "canary-workloadref", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "step 1 Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "The Rollout takes its pod template from a Deployment (spec.workloadRef); Argo CD syncs the new image into the Deployment, the step analysis passes, the canary is promoted.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -484,6 +578,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "bluegreen-prepromotion-successful", Strategy: "blueGreen", Outcome: OutcomePromoted, Verdict: "pre Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "Pre-promotion analysis against the preview stack passes; the active Service switches.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -494,6 +589,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "bluegreen-prepromotion-failed", Strategy: "blueGreen", Outcome: OutcomeAborted, Verdict: "pre Failed",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "Pre-promotion analysis fails; the controller aborts and the active Service stays on the old stack.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good, bad, bad)
@@ -504,6 +600,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "bluegreen-postpromotion-successful", Strategy: "blueGreen", Outcome: OutcomePromoted, Verdict: "post Successful",
+		Verification: "Successful", Kargo: "Successful",
 		Summary: "The active Service switches, post-promotion analysis passes, the new stack becomes stable.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -514,6 +611,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "bluegreen-postpromotion-failed", Strategy: "blueGreen", Outcome: OutcomeAborted, Verdict: "post Failed",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "The active Service switches, post-promotion analysis fails; the controller aborts and switches the active Service back.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good, bad, bad)
@@ -524,6 +622,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "bluegreen-postpromotion-inconclusive-resumed", Strategy: "blueGreen", Outcome: OutcomePromoted, Verdict: "post Inconclusive; post.1 Successful",
+		Verification: "Inconclusive", Kargo: "Successful",
 		Summary: "Post-promotion analysis is inconclusive and the rollout pauses; a user resumes it, a second run passes.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good, meh, good)
@@ -537,6 +636,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "bluegreen-prepromotion-passed-postpromotion-error", Strategy: "blueGreen", Outcome: OutcomeAborted, Verdict: "post Error; pre Successful",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "Pre-promotion analysis passes and the active Service switches; the metrics endpoint then answers 500 and post-promotion analysis ends in Error; the controller aborts.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -549,6 +649,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "bluegreen-retry-after-abort", Strategy: "blueGreen", Outcome: OutcomePromoted, Verdict: "pre Failed; pre.1 Successful",
+		Verification: "Failed", Kargo: "Successful",
 		Summary: "Pre-promotion analysis fails and the controller aborts; a user retries, the second run passes, the active Service switches.",
 		Play: func(s *S) {
 			s.Answers("success-rate", bad)
@@ -563,6 +664,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		Name: "bluegreen-auto-promotion-seconds-postpromotion-failed", Strategy: "blueGreen", Outcome: OutcomeAborted, Verdict: "post Failed; pre Successful",
+		Verification: "Failed", Kargo: "not started",
 		Summary: "autoPromotionSeconds 20: pre-promotion analysis passes, the rollout pauses (BlueGreenPause) and promotes itself 20 s later; post-promotion analysis then fails after the switch and the controller aborts, switching the active Service back.",
 		Play: func(s *S) {
 			s.Answers("success-rate", good)
@@ -579,12 +681,14 @@ var Scenarios = []Scenario{
 
 // Timeline is what gets written to ../testdata/timelines/<name>.yaml.
 type Timeline struct {
-	Name       string  `json:"name"`
-	Strategy   string  `json:"strategy"`
-	Summary    string  `json:"summary"`
-	Outcome    Outcome `json:"outcome"`
-	Verdict    string  `json:"verdict"`
-	Controller string  `json:"controller"`
+	Name     string  `json:"name"`
+	Strategy string  `json:"strategy"`
+	Summary  string  `json:"summary"`
+	Outcome  Outcome `json:"outcome"`
+	Verdict  string  `json:"verdict"`
+	// Verification is Scenario.Verification.
+	Verification string `json:"verification"`
+	Controller   string `json:"controller"`
 	// Revision and PodTemplateHash identify the revision being delivered (the new Freight).
 	Revision        string  `json:"revision"`
 	PodTemplateHash string  `json:"podTemplateHash"`
@@ -636,6 +740,7 @@ func Record(env *Env, sc Scenario) (tl *Timeline, err error) {
 	}
 	return &Timeline{
 		Name: sc.Name, Strategy: sc.Strategy, Summary: sc.Summary, Outcome: sc.Outcome, Verdict: sc.Verdict,
+		Verification:    sc.Verification,
 		Controller:      ControllerVersion(),
 		Revision:        RevisionOf(ro),
 		PodTemplateHash: ro.Status.CurrentPodHash,

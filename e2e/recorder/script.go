@@ -1,10 +1,15 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -12,6 +17,7 @@ import (
 	"github.com/argoproj/argo-rollouts/utils/annotations"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // S runs one scenario on a World. Its methods panic with a scriptError on failure, so scenarios read as
@@ -262,4 +268,90 @@ func PausedInconclusive(ro *v1alpha1.Rollout) bool {
 		}
 	}
 	return false
+}
+
+// Terminate runs analysis-health's terminate action (lua/argoproj.io/<Kind>/actions/terminate) on an
+// AnalysisRun or Experiment through the CLI, which evaluates it as Argo CD does, and sends what Argo CD
+// sends for it: a merge patch of what the action changed (spec.terminate = true).
+func (s *S) Terminate(kind, name string) {
+	var obj any
+	var err error
+	ctx := context.Background()
+	switch kind {
+	case "AnalysisRun":
+		obj, err = s.w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(s.w.ns).Get(ctx, name, metav1.GetOptions{})
+	case "Experiment":
+		obj, err = s.w.c.Argo.ArgoprojV1alpha1().Experiments(s.w.ns).Get(ctx, name, metav1.GetOptions{})
+	default:
+		err = fmt.Errorf("no terminate action for %s", kind)
+	}
+	s.must(err)
+	raw, err := json.Marshal(obj)
+	s.must(err)
+	var in map[string]any
+	s.must(json.Unmarshal(raw, &in))
+	in["apiVersion"], in["kind"] = v1alpha1.SchemeGroupVersion.String(), kind
+	raw, err = json.Marshal(in)
+	s.must(err)
+	cli, err := cliBinary()
+	s.must(err)
+	cmd := exec.Command(cli, "action", "run", "terminate", "-f", "-", "-o", "json")
+	cmd.Stdin = bytes.NewReader(raw)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		s.fail("analysis-health action run terminate on %s %s: %v: %s", kind, name, err, stderr.String())
+	}
+	var result map[string]any
+	s.must(json.Unmarshal(out, &result))
+	spec, _ := result["spec"].(map[string]any)
+	if spec["terminate"] != true {
+		s.fail("the terminate action did not set spec.terminate on %s %s: %s", kind, name, out)
+	}
+	patch := []byte(userAction)
+	switch kind {
+	case "AnalysisRun":
+		_, err = s.w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(s.w.ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	case "Experiment":
+		_, err = s.w.c.Argo.ArgoprojV1alpha1().Experiments(s.w.ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	s.must(err)
+	s.w.Event("user runs the analysis-health terminate action on %s %s (spec.terminate = true)", kind, name)
+}
+
+// Experiment waits for the current revision's experiment of a canary step and returns its name.
+func (s *S) Experiment(step int) string {
+	var name string
+	s.Until(fmt.Sprintf("experiment of step %d created", step), 30, func(ro *v1alpha1.Rollout) bool {
+		prefix := fmt.Sprintf("%s-%s-%s-%d", ro.Name, ro.Status.CurrentPodHash, ro.Annotations[annotations.RevisionAnnotation], step)
+		for _, ex := range s.w.Experiments() {
+			if ex.Name == prefix || strings.HasPrefix(ex.Name, prefix+"-") {
+				name = ex.Name
+				return true
+			}
+		}
+		return false
+	})
+	return name
+}
+
+var cli struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// cliBinary is the analysis-health CLI of the main module: $E2E_ANALYSIS_HEALTH (the Makefile builds it
+// once), or built here once per test process.
+func cliBinary() (string, error) {
+	cli.once.Do(func() {
+		dir, err := os.MkdirTemp("", "analysis-health-cli-")
+		if err != nil {
+			cli.err = err
+			return
+		}
+		cli.path, cli.err = buildMain(dir, "E2E_ANALYSIS_HEALTH", "./cmd/analysis-health")
+	})
+	return cli.path, cli.err
 }

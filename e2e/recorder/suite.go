@@ -96,7 +96,7 @@ func RunGuard(t *testing.T, env *Env) {
 			Name: "m", Provider: v1alpha1.MetricProvider{Web: &v1alpha1.WebMetric{URL: env.Metrics.URL("m")}},
 		}}},
 	}
-	// creating one is allowed (a plugin test adds its own runs), writing its status is not
+	// creating one without a status is allowed (a verification run), writing its status is not
 	if err := w.Create(ar); err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +105,26 @@ func RunGuard(t *testing.T, env *Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the terminate action's merge patch is what a user may send
+	if _, err := runs.Patch(ctx, "guard", types.MergePatchType, []byte(`{"spec":{"terminate":true}}`), metav1.PatchOptions{}); err != nil {
+		t.Errorf("the terminate action's patch was refused: %v", err)
+	}
 	got.Status.Phase = v1alpha1.AnalysisPhaseSuccessful
 	exps := w.c.Argo.ArgoprojV1alpha1().Experiments(w.ns)
+	withStatus := ar.DeepCopy()
+	withStatus.Name = "guard-with-status"
+	withStatus.Status.Phase = v1alpha1.AnalysisPhaseSuccessful
+	exWithStatus := &v1alpha1.Experiment{ObjectMeta: metav1.ObjectMeta{Name: "guard-with-status"},
+		Status: v1alpha1.ExperimentStatus{Phase: v1alpha1.AnalysisPhaseSuccessful}}
 	attempts := map[string]error{}
 	_, attempts["AnalysisRun UpdateStatus"] = runs.UpdateStatus(ctx, got, metav1.UpdateOptions{})
 	_, attempts["AnalysisRun Update"] = runs.Update(ctx, got, metav1.UpdateOptions{})
 	_, attempts["AnalysisRun status patch"] = runs.Patch(ctx, "guard", types.MergePatchType, []byte(`{"status":{"phase":"Successful"}}`), metav1.PatchOptions{}, "status")
+	_, attempts["AnalysisRun patch of its status"] = runs.Patch(ctx, "guard", types.MergePatchType, []byte(`{"status":{"phase":"Successful"}}`), metav1.PatchOptions{})
+	_, attempts["AnalysisRun patch of terminate and status"] = runs.Patch(ctx, "guard", types.MergePatchType, []byte(`{"spec":{"terminate":true},"status":{"phase":"Successful"}}`), metav1.PatchOptions{})
+	_, attempts["AnalysisRun JSON patch of terminate"] = runs.Patch(ctx, "guard", types.JSONPatchType, []byte(`[{"op":"replace","path":"/spec/terminate","value":true}]`), metav1.PatchOptions{})
+	_, attempts["AnalysisRun created with a status"] = runs.Create(ctx, withStatus, metav1.CreateOptions{})
+	_, attempts["Experiment created with a status"] = exps.Create(ctx, exWithStatus, metav1.CreateOptions{})
 	_, attempts["Experiment status patch"] = exps.Patch(ctx, "any", types.MergePatchType, []byte(`{"status":{"phase":"Successful"}}`), metav1.PatchOptions{}, "status")
 	for what, err := range attempts {
 		if !errors.Is(err, ErrAnalysisStatusWrite) {
@@ -119,6 +133,9 @@ func RunGuard(t *testing.T, env *Env) {
 	}
 	if n := w.RefusedWrites(); n != len(attempts) {
 		t.Errorf("%d refused writes counted, want %d", n, len(attempts))
+	}
+	if _, err := runs.Get(ctx, withStatus.Name, metav1.GetOptions{}); err == nil {
+		t.Errorf("the AnalysisRun created with a status exists")
 	}
 	// the guard is what refused: the same write through the controllers' clients goes through (the
 	// Rollouts CRDs give AnalysisRuns and Experiments no status subresource, so the analysis and

@@ -19,11 +19,14 @@ import (
 
 // Timeline mirrors recorder.Timeline (e2e/recorder/scenarios.go); the modules share only the YAML.
 type Timeline struct {
-	Name            string  `json:"name"`
-	Strategy        string  `json:"strategy"`
-	Summary         string  `json:"summary"`
-	Outcome         string  `json:"outcome"`
-	Verdict         string  `json:"verdict"`
+	Name     string `json:"name"`
+	Strategy string `json:"strategy"`
+	Summary  string `json:"summary"`
+	Outcome  string `json:"outcome"`
+	Verdict  string `json:"verdict"`
+	// Verification is the outcome the scenario declares for a Kargo verification of the released Freight
+	// started at its release (the plugin judges the pinned revision).
+	Verification    string  `json:"verification"`
 	Controller      string  `json:"controller"`
 	Revision        string  `json:"revision"`
 	PodTemplateHash string  `json:"podTemplateHash"`
@@ -83,6 +86,8 @@ func (tl *Timeline) complete(version string) error {
 	switch {
 	case len(tl.Frames) == 0:
 		return fmt.Errorf("no frames")
+	case tl.Verification == "":
+		return fmt.Errorf("no declared verification outcome")
 	case tl.Revision == "" || tl.PodTemplateHash == "":
 		return fmt.Errorf("no revision or pod template hash")
 	case !strings.Contains(tl.Controller, "argo-rollouts "+version+","):
@@ -94,6 +99,19 @@ func (tl *Timeline) complete(version string) error {
 		}
 	}
 	return nil
+}
+
+// ReleasedHash is the pod-template hash of the revision the scenario released: the first current hash,
+// after frame 0 (Argo CD applying it), that is not the stable revision of frame 0. It differs from
+// PodTemplateHash when the release was rolled back or replaced.
+func (tl *Timeline) ReleasedHash() string {
+	stable := Str(tl.Frames[0].Rollout, "status", "stableRS")
+	for _, f := range tl.Frames {
+		if h := Str(f.Rollout, "status", "currentPodHash"); h != "" && h != stable {
+			return h
+		}
+	}
+	return tl.PodTemplateHash
 }
 
 // RolloutObject is the frame's Rollout as the object Argo CD and gitops-engine take.

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-const header = "strategy: canary\noutcome: promoted\ncontroller: github.com/argoproj/argo-rollouts v1.8.5, packages rollout\nrevision: \"2\"\npodTemplateHash: abc\n"
+const header = "strategy: canary\noutcome: promoted\nverification: Successful\ncontroller: github.com/argoproj/argo-rollouts v1.8.5, packages rollout\nrevision: \"2\"\npodTemplateHash: abc\n"
 
 func TestLoad(t *testing.T) {
 	cases := []struct {
@@ -86,14 +86,6 @@ func TestOffset(t *testing.T) {
 	for i, want := range []string{"+0s", "+190s", "?"} {
 		if got := tl.Offset(i); got != want {
 			t.Errorf("Offset(%d) = %q, want %q", i, got, want)
-		}
-	}
-}
-
-func TestAttempt(t *testing.T) {
-	for name, want := range map[string]int{"checkout-abc-2-0": 0, "checkout-abc-2-0.1": 1, "checkout-abc-2-0.12": 12, "a.b": 0, "": 0} {
-		if got := attempt(name); got != want {
-			t.Errorf("attempt(%q) = %d, want %d", name, got, want)
 		}
 	}
 }

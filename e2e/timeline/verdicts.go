@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/analysis-health/analysis-health/analysisruns"
 )
 
 // AnalysisRef identifies one analysis the revision has to pass: its rollout-type label and, for canary
@@ -57,48 +59,29 @@ func (tl *Timeline) ExpectedAnalyses() []AnalysisRef {
 	return out
 }
 
-// attempt is the collision counter of a run's name (utils/analysis CreateWithCollisionCounter names a
-// re-run "<name>.1", "<name>.2", ...): a retry or a resume after an inconclusive result.
-func attempt(name string) int {
-	i := strings.LastIndex(name, ".")
-	if i < 0 {
-		return 0
-	}
-	n, err := strconv.Atoi(name[i+1:])
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
 // LatestRun is the newest attempt of an analysis for the delivered revision in frame f (an Experiment for
-// an experiment step), or nil if none was created.
+// an experiment step), or nil if none was created: analysisruns decides which run is the newest.
 func (tl *Timeline) LatestRun(f *Frame, a AnalysisRef) map[string]any {
-	var best map[string]any
+	rv := analysisruns.Of(f.Rollout, f.AnalysisRuns, f.Experiments, tl.PodTemplateHash)
 	if a.Kind == "Experiment" {
 		// rollout/experiment.go GetExperimentFromTemplate: <rollout>-<podHash>-<revision>-<stepIndex>
 		want := Str(f.Rollout, "metadata", "name") + "-" + tl.PodTemplateHash + "-" + tl.Revision + "-" + a.Step
-		for _, ex := range f.Experiments {
+		for _, ex := range rv.Experiments {
 			if n := Str(ex, "metadata", "name"); n == want || strings.HasPrefix(n, want+"-") {
-				best = ex
+				return ex
 			}
 		}
-		return best
+		return nil
 	}
-	for _, ar := range f.AnalysisRuns {
-		if Str(ar, "metadata", "annotations", "rollout.argoproj.io/revision") != tl.Revision ||
-			Str(ar, "metadata", "labels", "rollouts-pod-template-hash") != tl.PodTemplateHash ||
-			Str(ar, "metadata", "labels", "rollout-type") != a.Kind {
-			continue
-		}
-		if a.Kind == "Step" && Str(ar, "metadata", "labels", "step-index") != a.Step {
-			continue
-		}
-		if best == nil || attempt(Str(ar, "metadata", "name")) > attempt(Str(best, "metadata", "name")) {
-			best = ar
-		}
+	key := a.Kind
+	if a.Kind == "Step" {
+		key += "/" + a.Step
 	}
-	return best
+	r, ok := rv.Newest(key)
+	if !ok || strconv.Itoa(r.Revision) != tl.Revision {
+		return nil
+	}
+	return r.Object
 }
 
 // released: the Rollout is fully promoted and no longer names the run as a current one.

@@ -24,9 +24,10 @@ func run(name, kind, step, revision, phase string, terminate bool) map[string]an
 		labels["step-index"] = step
 	}
 	ar := map[string]any{
-		"metadata": map[string]any{"name": name, "labels": labels, "annotations": map[string]any{"rollout.argoproj.io/revision": revision}},
-		"spec":     map[string]any{},
-		"status":   map[string]any{"phase": phase},
+		"metadata": map[string]any{"name": name, "labels": labels, "annotations": map[string]any{"rollout.argoproj.io/revision": revision},
+			"ownerReferences": []any{map[string]any{"kind": "Rollout", "name": "checkout"}}},
+		"spec":   map[string]any{},
+		"status": map[string]any{"phase": phase},
 	}
 	if terminate {
 		ar["spec"] = map[string]any{"terminate": true}
@@ -95,8 +96,10 @@ func TestVerdicts(t *testing.T) {
 			frames: []frame{{runs: []map[string]any{run("r", "Step", "1", "2", "Successful", false)}}},
 			want:   Verdicts{Pending: []string{"step 0 analysis not started"}}},
 		{name: "experiment failed", steps: experimentStep,
-			frames: []frame{{experiments: []map[string]any{{"metadata": map[string]any{"name": "checkout-abc-2-1"}, "status": map[string]any{"phase": "Failed"}}}}},
-			want:   Verdicts{Failed: []string{"checkout-abc-2-1 Failed"}}},
+			frames: []frame{{experiments: []map[string]any{{"metadata": map[string]any{"name": "checkout-abc-2-1",
+				"labels": map[string]any{"rollouts-pod-template-hash": "abc"}, "ownerReferences": []any{map[string]any{"kind": "Rollout", "name": "checkout"}}},
+				"status": map[string]any{"phase": "Failed"}}}}},
+			want: Verdicts{Failed: []string{"checkout-abc-2-1 Failed"}}},
 		{name: "experiment not started", steps: experimentStep, frames: []frame{{}},
 			want: Verdicts{Pending: []string{"step 1 experiment not started"}}},
 		{name: "promoted past an inconclusive run", steps: analysisStep,

@@ -18,6 +18,7 @@ type kargoFlags struct {
 	pluginFile                      string
 	kubeconfigSecret, kubeconfigKey string
 	rolloutsServiceAccount          string
+	imageRepo                       string
 	names                           []string
 }
 
@@ -33,6 +34,7 @@ func addKargoFlags(fs *pflag.FlagSet, k *kargoFlags) {
 		{&k.pluginFile, "plugin-file", "--format kargo: the plugin binary, to compute its SHA-256"},
 		{&k.kubeconfigSecret, "kubeconfig-secret", "--format kargo: Secret in the Project namespace with a kubeconfig for the Rollout's cluster (multi-cluster)"},
 		{&k.kubeconfigKey, "kubeconfig-key", "--format kargo: key of --kubeconfig-secret (default " + generator.DefaultKargoKubeconfigKey + ")"},
+		{&k.imageRepo, "image-repo", "--format kargo: the Freight's image repository: the Stage passes the Freight's image, and the plugin judges the revision that runs it"},
 		{&k.rolloutsServiceAccount, "rollouts-service-account", "--format kargo: <namespace>/<name> of the Rollouts controller's ServiceAccount (default " + generator.DefaultRolloutsServiceAccount + ")"},
 	} {
 		fs.StringVar(f.dst, f.name, "", f.help)
@@ -67,7 +69,7 @@ func runGenerateKargo(cmd *cobra.Command, o *Options, f *generateFlags) error {
 	opts := generator.KargoOptions{
 		Project: k.project, Rollout: k.rollout, PluginLocation: k.pluginLocation, PluginSHA256: k.pluginSHA256,
 		KubeconfigSecret: k.kubeconfigSecret, KubeconfigKey: k.kubeconfigKey, RolloutsServiceAccount: k.rolloutsServiceAccount,
-		Version: Version,
+		ImageRepo: k.imageRepo, Version: Version,
 	}
 	if cmd.Flags().Changed("namespace") {
 		opts.Namespace = f.namespace

@@ -22,6 +22,7 @@ require (
 	github.com/OvyFlash/telegram-bot-api v0.0.0-20241219171906-3f2ca0c14ada // indirect
 	github.com/PagerDuty/go-pagerduty v1.8.0 // indirect
 	github.com/RocketChat/Rocket.Chat.Go.SDK v0.0.0-20240116134246-a8cbe886bab0 // indirect
+	github.com/analysis-health/analysis-health/analysisruns v0.0.0
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/argoproj/argo-rollouts v1.10.2 // indirect
 	github.com/argoproj/notifications-engine v0.5.1-0.20260503100631-0cff13b8a717 // indirect
@@ -240,3 +241,5 @@ replace (
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.34.5
 	k8s.io/sample-controller => k8s.io/sample-controller v0.34.5
 )
+
+replace github.com/analysis-health/analysis-health/analysisruns => ../../../analysisruns
