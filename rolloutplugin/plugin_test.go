@@ -30,11 +30,12 @@ import (
 
 const token = "s3cr3t-t0ken-value-never-printed"
 
-// frame is one recorded state of Argo Rollouts' rollout controller (../verdict/testdata, from the e2e
-// recordings).
+// frame is one recorded state of Argo Rollouts' controllers (../verdict/testdata, taken from the e2e
+// timelines and held equal to them by verdict's TestFixturesAreRecorded).
 type frame struct {
 	Rollout      map[string]any   `json:"rollout"`
 	AnalysisRuns []map[string]any `json:"analysisRuns"`
+	Experiments  []map[string]any `json:"experiments"`
 }
 
 func loadFrame(t *testing.T, name string) frame {

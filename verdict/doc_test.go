@@ -50,13 +50,17 @@ type pluginReport struct {
 		Scenario      string            `json:"scenario"`
 		Verdict       string            `json:"verdict"`
 		Verifications map[string]string `json:"verifications"`
+		Expected      map[string]string `json:"expected"`
 		Requests      int               `json:"requests"`
 		Measurements  int               `json:"measurements"`
 		Duplicates    int               `json:"duplicates"`
+		Unreached     int               `json:"unreached"`
 	} `json:"scenarios"`
 }
 
-// TestDocRealControllerProof renders the recorder's reports into docs/kargo.md; -update rewrites it.
+// TestDocRealControllerProof renders the recorder's reports into docs/kargo.md; -update rewrites it. Each
+// verification of each scenario must have ended in the outcome the scenario declares (the recorder checks
+// it as it records; this holds the committed report to it).
 func TestDocRealControllerProof(t *testing.T) {
 	paths, err := filepath.Glob("../e2e/testdata/plugin/*.yaml")
 	if err != nil {
@@ -76,11 +80,17 @@ func TestDocRealControllerProof(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 		fmt.Fprintf(&b, "\n**%s** (`e2e/testdata/plugin/%s`)\n\n", r.Controller, filepath.Base(p))
-		b.WriteString("| scenario | analysis verdict (the Rollout's own runs) | verification at release | Kargo order, Argo CD's built-in health | Kargo order, our health | metric requests / own measurements | duplicates |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("| scenario | analysis verdict (the Rollout's own runs) | declared: at release / Kargo | verification at release | Kargo order, Argo CD's built-in health | Kargo order, our health | metric requests / own measurements (unreached) | duplicates |\n|---|---|---|---|---|---|---|---|\n")
 		for _, s := range r.Scenarios {
 			v := s.Verifications
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d / %d | %d |\n", s.Scenario, s.Verdict,
-				v["at release"], v["Kargo, built-in health"], v["Kargo, our health"], s.Requests, s.Measurements, s.Duplicates)
+			for name, want := range map[string]string{"at release": s.Expected["at release"], "Kargo, built-in health": s.Expected["Kargo"], "Kargo, our health": s.Expected["Kargo"]} {
+				seq := strings.Split(v[name], " → ")
+				if got := seq[len(seq)-1]; want == "" || got != want {
+					t.Errorf("%s %s: verification %s ended %q, the scenario declares %q", filepath.Base(p), s.Scenario, name, got, want)
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s / %s | %s | %s | %s | %d / %d (%d) | %d |\n", s.Scenario, s.Verdict, s.Expected["at release"], s.Expected["Kargo"],
+				v["at release"], v["Kargo, built-in health"], v["Kargo, our health"], s.Requests, s.Measurements, s.Unreached, s.Duplicates)
 		}
 	}
 	replaceBlock(t, beginProof, endProof, b.String())

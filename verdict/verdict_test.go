@@ -12,8 +12,9 @@ import (
 	"github.com/analysis-health/analysis-health/verdict"
 )
 
-// fixture is one of testdata/*.yaml: frames recorded by e2e/recorder from Argo Rollouts' rollout
-// controller, copied here so these tests do not depend on how the recordings evolve.
+// fixture is one of testdata/*.yaml: frames recorded by e2e/recorder from Argo Rollouts' controllers,
+// which TestFixturesAreRecorded holds equal to the timelines they come from. Texts of the tests name the
+// fixture's pod-template hash HASH and its Rollout's uid UID (sub).
 func fixture(t *testing.T, name string) verdict.Objects {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", name+".yaml"))
@@ -23,11 +24,18 @@ func fixture(t *testing.T, name string) verdict.Objects {
 	var f struct {
 		Rollout      map[string]any   `json:"rollout"`
 		AnalysisRuns []map[string]any `json:"analysisRuns"`
+		Experiments  []map[string]any `json:"experiments"`
 	}
 	if err := yaml.UnmarshalStrict(raw, &f); err != nil {
 		t.Fatal(err)
 	}
-	return verdict.Objects{Rollout: f.Rollout, AnalysisRuns: f.AnalysisRuns}
+	return verdict.Objects{Rollout: f.Rollout, AnalysisRuns: f.AnalysisRuns, Experiments: f.Experiments}
+}
+
+// sub replaces HASH and UID in s by the fixture Rollout's current pod-template hash and uid.
+func sub(o verdict.Objects, s string) string {
+	s = strings.ReplaceAll(s, "HASH", text(mapOf(o.Rollout["status"])["currentPodHash"]))
+	return strings.ReplaceAll(s, "UID", text(mapOf(o.Rollout["metadata"])["uid"]))
 }
 
 func deepCopy(t *testing.T, m map[string]any) map[string]any {
@@ -76,12 +84,14 @@ func TestJudge(t *testing.T) {
 		scenario string
 		edit     func(t *testing.T, o *verdict.Objects)
 		opts     verdict.Options
-		phase    string
-		message  string
+		// revisionIsHash sets opts.Revision to the fixture's hash
+		revisionIsHash bool
+		phase          string
+		message        string
 	}{
 		{name: "promoted", scenario: "step-successful", phase: verdict.Successful, message: "is fully promoted"},
 		{name: "the current revision by number", scenario: "step-successful", opts: verdict.Options{Revision: "2"}, phase: verdict.Successful},
-		{name: "the current revision by hash", scenario: "step-successful", opts: verdict.Options{Revision: "849565ffcd"}, phase: verdict.Successful},
+		{name: "the current revision by hash", scenario: "step-successful", revisionIsHash: true, phase: verdict.Successful},
 		{name: "an unknown revision", scenario: "step-successful", opts: verdict.Options{Revision: "5"}, phase: verdict.Error,
 			message: `revision "5" is neither the current revision of Rollout checkout`},
 		{name: "the spec not observed yet", scenario: "step-successful", phase: verdict.Running, message: "Waiting for rollout spec update to be observed",
@@ -95,32 +105,32 @@ func TestJudge(t *testing.T) {
 				set(ar, "other-run", "metadata", "name")
 				o.AnalysisRuns = append(o.AnalysisRuns, ar)
 			}},
-		{name: "failed", scenario: "step-failed", phase: verdict.Failed, message: `Step analysis run checkout-849565ffcd-2-1: Metric "success-rate" assessed Failed`},
-		{name: "a failed experiment", scenario: "step-successful", phase: verdict.Failed, message: "Experiment checkout-849565ffcd-2-1: Experiment has failed",
+		{name: "failed", scenario: "step-failed", phase: verdict.Failed, message: `Step analysis run checkout-HASH-2-1: Metric "success-rate" assessed Failed`},
+		{name: "a failed experiment", scenario: "step-successful", phase: verdict.Failed, message: "Experiment checkout-HASH-2-1: Experiment has failed",
 			edit: func(t *testing.T, o *verdict.Objects) {
-				o.Experiments = append(o.Experiments, fromYAML(t, `
+				o.Experiments = append(o.Experiments, fromYAML(t, sub(*o, `
 metadata:
-  name: checkout-849565ffcd-2-1
-  labels: {rollouts-pod-template-hash: 849565ffcd}
-  ownerReferences: [{kind: Rollout, name: checkout, uid: 6f1c2b9e-0d4a-4c55-9a51-3c1f6d0a7e21}]
-status: {phase: Failed, analysisRuns: [{name: a, analysisRun: checkout-849565ffcd-2-1-a, phase: Failed}]}
-`))
+  name: checkout-HASH-2-1
+  labels: {rollouts-pod-template-hash: HASH}
+  ownerReferences: [{kind: Rollout, name: checkout, uid: UID}]
+status: {phase: Failed, analysisRuns: [{name: a, analysisRun: checkout-HASH-2-1-a, phase: Failed}]}
+`)))
 			}},
-		{name: "an experiment's run still measuring", scenario: "step-successful", phase: verdict.Running, message: "Experiment analysis run checkout-849565ffcd-2-1-a",
+		{name: "an experiment's run still measuring", scenario: "step-successful", phase: verdict.Running, message: "Experiment analysis run checkout-HASH-2-1-a",
 			edit: func(t *testing.T, o *verdict.Objects) {
-				o.Experiments = append(o.Experiments, fromYAML(t, `
+				o.Experiments = append(o.Experiments, fromYAML(t, sub(*o, `
 metadata:
-  name: checkout-849565ffcd-2-1
-  labels: {rollouts-pod-template-hash: 849565ffcd}
+  name: checkout-HASH-2-1
+  labels: {rollouts-pod-template-hash: HASH}
   ownerReferences: [{kind: Rollout, name: checkout}]
 status: {phase: Successful}
-`))
-				o.AnalysisRuns = append(o.AnalysisRuns, fromYAML(t, `
+`)))
+				o.AnalysisRuns = append(o.AnalysisRuns, fromYAML(t, sub(*o, `
 metadata:
-  name: checkout-849565ffcd-2-1-a
-  ownerReferences: [{kind: Experiment, name: checkout-849565ffcd-2-1}]
+  name: checkout-HASH-2-1-a
+  ownerReferences: [{kind: Experiment, name: checkout-HASH-2-1}]
 status: {phase: Running}
-`))
+`)))
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,6 +138,10 @@ status: {phase: Running}
 			if tc.edit != nil {
 				tc.edit(t, &objs)
 			}
+			if tc.revisionIsHash {
+				tc.opts.Revision = sub(objs, "HASH")
+			}
+			tc.message = sub(objs, tc.message)
 			v, err := verdict.Judge(objs, tc.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -151,7 +165,7 @@ func TestValueBoundAndRedaction(t *testing.T) {
 	secret := "hunter2-secret"
 	for i := 0; i < 30; i++ {
 		ar := deepCopy(t, base)
-		set(ar, "checkout-849565ffcd-2-1."+strings.Repeat("x", i%7)+string(rune('a'+i%26)), "metadata", "name")
+		set(ar, sub(objs, "checkout-HASH-2-1.")+strings.Repeat("x", i%7)+string(rune('a'+i%26)), "metadata", "name")
 		set(ar, "2026-01-01T00:00:00Z", "metadata", "creationTimestamp")
 		set(ar, strings.Repeat("long message with "+secret+" ", 40), "status", "message")
 		labels := ar["metadata"].(map[string]any)["labels"].(map[string]any)

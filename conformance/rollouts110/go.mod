@@ -123,3 +123,5 @@ replace (
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.34.5
 	k8s.io/sample-controller => k8s.io/sample-controller v0.34.5
 )
+
+replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns

@@ -213,3 +213,5 @@ replace (
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.34.0
 	k8s.io/sample-controller => k8s.io/sample-controller v0.34.0
 )
+
+replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns

@@ -33,6 +33,7 @@ require (
 	github.com/Masterminds/sprig/v3 v3.3.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.4.1 // indirect
+	github.com/analysis-health/analysis-health/analysisruns v0.0.0 // indirect
 	github.com/argoproj/pkg/v2 v2.0.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/blang/semver/v4 v4.0.0 // indirect
@@ -235,3 +236,5 @@ replace (
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.37.0
 	k8s.io/sample-controller => k8s.io/sample-controller v0.37.0
 )
+
+replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns
