@@ -17,7 +17,6 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/analysisruns"
@@ -313,27 +312,9 @@ type analysisState struct {
 
 func groundTruth(w *World, ro *v1alpha1.Rollout, hash string) (analysisState, error) {
 	st := analysisState{passed: hash != "" && ro.Status.StableRS == hash && ro.Status.CurrentPodHash == hash}
-	rollout, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro)
+	rollout, runs, exps, err := w.unstructuredState()
 	if err != nil {
 		return st, err
-	}
-	var runs, exps []map[string]any
-	for _, ar := range w.AnalysisRuns() {
-		if ar.Labels[kargoStageLabel] != "" {
-			continue
-		}
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ar)
-		if err != nil {
-			return st, err
-		}
-		runs = append(runs, u)
-	}
-	for _, ex := range w.Experiments() {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ex)
-		if err != nil {
-			return st, err
-		}
-		exps = append(exps, u)
 	}
 	rv := analysisruns.Of(rollout, runs, exps, hash)
 	for _, e := range rv.Experiments {

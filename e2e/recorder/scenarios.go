@@ -2,12 +2,17 @@ package recorder
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	"github.com/argoproj/argo-rollouts/utils/annotations"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/analysis-health/analysis-health/analysisruns"
 )
 
 // Outcome is how a scenario ends for the revision being delivered.
@@ -749,44 +754,70 @@ func Record(env *Env, sc Scenario) (tl *Timeline, err error) {
 }
 
 // Verdict is the final phase of every analysis of the Rollout's current revision, as the analysis
-// controller left it (see Scenario.Verdict).
+// controller left it (see Scenario.Verdict): every attempt of every analysis of the revision, as
+// analysisruns selects them, by name.
 func (w *World) Verdict() string {
 	ro := w.Rollout()
 	rev, hash := RevisionOf(ro), ro.Status.CurrentPodHash
-	var out []string
-	exps := map[string]bool{}
-	for _, ex := range w.Experiments() {
-		if ex.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] == hash && ex.Annotations[annotations.RevisionAnnotation] == rev {
-			exps[ex.Name] = true
-		}
+	rollout, runs, exps, err := w.unstructuredState()
+	if err != nil {
+		return "cannot convert the objects: " + err.Error()
 	}
-	for _, ar := range w.AnalysisRuns() {
+	rv := analysisruns.Of(rollout, runs, exps, hash)
+	all := append(append([]analysisruns.Run{}, rv.Runs...), rv.Superseded...)
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	var out []string
+	for _, r := range all {
+		if r.Type != analysisruns.Experiment && strconv.Itoa(r.Revision) != rev {
+			continue
+		}
 		suffix := ""
-		if i := strings.LastIndex(ar.Name, "."); i >= 0 {
-			suffix = ar.Name[i:]
+		if i := strings.LastIndex(r.Name, "."); i >= 0 {
+			suffix = r.Name[i:]
 		}
 		var which string
-		if ref := metav1.GetControllerOf(&ar); ref != nil && ref.Kind == "Experiment" {
-			if !exps[ref.Name] {
-				continue
-			}
-			which = "experiment " + strings.TrimPrefix(strings.TrimSuffix(ar.Name, suffix), ref.Name+"-")
-		} else {
-			if ar.Labels[v1alpha1.DefaultRolloutUniqueLabelKey] != hash || ar.Annotations[annotations.RevisionAnnotation] != rev {
-				continue
-			}
-			switch ar.Labels[v1alpha1.RolloutTypeLabel] {
-			case step:
-				which = "step " + ar.Labels[v1alpha1.RolloutCanaryStepIndexLabel]
-			case background:
-				which = "background"
-			case pre:
-				which = "pre"
-			case post:
-				which = "post"
-			}
+		switch r.Type {
+		case analysisruns.Experiment:
+			which = "experiment " + strings.TrimPrefix(strings.TrimSuffix(r.Name, suffix), r.Experiment+"-")
+		case analysisruns.Step:
+			which = "step " + strconv.Itoa(r.Step)
+		case analysisruns.Background:
+			which = "background"
+		case analysisruns.PrePromotion:
+			which = "pre"
+		case analysisruns.PostPromotion:
+			which = "post"
 		}
-		out = append(out, fmt.Sprintf("%s%s %s", which, suffix, ar.Status.Phase))
+		phase, _, _ := unstructured.NestedString(r.Object, "status", "phase")
+		out = append(out, fmt.Sprintf("%s%s %s", which, suffix, phase))
 	}
 	return strings.Join(out, "; ")
+}
+
+// unstructuredState is the Rollout and the Rollout's namespace's AnalysisRuns (but Kargo's verification
+// runs) and Experiments as decoded objects, as analysisruns reads them.
+func (w *World) unstructuredState() (map[string]any, []map[string]any, []map[string]any, error) {
+	rollout, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w.Rollout())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var runs, exps []map[string]any
+	for _, ar := range w.AnalysisRuns() {
+		if ar.Labels[kargoStageLabel] != "" {
+			continue
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ar)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		runs = append(runs, u)
+	}
+	for _, ex := range w.Experiments() {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ex)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		exps = append(exps, u)
+	}
+	return rollout, runs, exps, nil
 }

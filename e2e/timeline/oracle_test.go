@@ -1,7 +1,11 @@
 package timeline
 
 import (
+	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/analysis-health/analysis-health/analysisruns"
@@ -86,4 +90,76 @@ func exists(f Frame, name string) bool {
 		}
 	}
 	return false
+}
+
+// selectsRuns are the files, outside package analysisruns, allowed to read the pod-template hash label
+// (the key by which a revision's runs are told apart), with why: none of them picks a revision's runs
+// or the newest attempt of an analysis. A new file that reads it fails the test, so the rule cannot
+// be written a second time unnoticed.
+var selectsRuns = map[string]string{
+	"verdict/verdict.go":              "re-exports the label's name; resolves a revision number to its hash",
+	"rolloutplugin/plugin.go":         "the API label selector that fetches the candidates analysisruns then selects from",
+	"hooks/hooks.go":                  "labels Argo CD must not copy into a hook's AnalysisRun",
+	"internal/worstcase/worstcase.go": "a benchmark object's labels",
+	"e2e/apiserver/main.go":           "which Pods the simulated kubelet holds unready",
+	"e2e/recorder/harness.go":         "which Pods the simulated kubelet holds unready",
+	"e2e/recorder/objects.go":         "a comment on Services' selectors",
+	"e2e/timeline/verdicts_test.go":   "builds test objects",
+	"verdict/verdict_test.go":         "builds test objects",
+}
+
+// TestOneRuleForTheRunsOfARevision proves the former copies of "the newest run of the revision" are gone
+// (verdict's own selection, the recorder's ground truth and verdict string, the verdict tests' truth and
+// e2e/timeline's attempt counter): every Go file of the repository that reads the pod-template hash
+// label is in selectsRuns, and every file that chooses among runs calls analysisruns.
+func TestOneRuleForTheRunsOfARevision(t *testing.T) {
+	root := filepath.Join("..", "..")
+	label := regexp.MustCompile(`DefaultRolloutUniqueLabelKey|LabelPodTemplateHash|rollouts-pod-template-hash`)
+	users := map[string]bool{}
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == "analysisruns" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || rel == "e2e/timeline/oracle_test.go" {
+			return nil
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(raw), "analysisruns.Of(") {
+			users[rel] = true
+		}
+		if !label.Match(raw) {
+			return nil
+		}
+		seen[rel] = true
+		if _, ok := selectsRuns[rel]; !ok {
+			t.Errorf("%s reads the pod-template hash label: select a revision's runs with analysisruns.Of, or add it to selectsRuns with the reason it does not", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel := range selectsRuns {
+		if !seen[rel] {
+			t.Errorf("%s no longer reads the label: remove it from selectsRuns", rel)
+		}
+	}
+	// the callers the rule is for
+	for _, rel := range []string{"verdict/verdict.go", "e2e/timeline/verdicts.go", "e2e/recorder/plugin.go", "e2e/recorder/scenarios.go"} {
+		if !users[rel] {
+			t.Errorf("%s does not call analysisruns.Of", rel)
+		}
+	}
 }
