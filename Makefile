@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: all build test test-v2 test-v3 test-v36 test-rollouts110 bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
+.PHONY: all build test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
@@ -18,7 +18,7 @@ export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
 # The full suite: the main module (engine, scripts, CLI, generator, Argo CD v2.14 and Argo Rollouts
 # conformance), the Argo CD v3.2 and v3.6 conformance modules, and the Argo Rollouts v1.10.2 corpus.
-test: skips-reset test-v2 test-v3 test-v36 test-rollouts110 e2e
+test: skips-reset test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 e2e
 	@$(MAKE) --no-print-directory skips-summary
 
 skips-reset:
@@ -34,6 +34,11 @@ check-no-skips: skips-summary
 
 test-v2:
 	$(GO) test -count=1 ./...
+
+# The one rule for a revision's runs (analysisruns/), a module without dependencies of its own so that the
+# recorder modules share it with the main module.
+test-analysisruns:
+	cd analysisruns && $(GO) test -count=1 ./...
 
 test-v3:
 	cd conformance/v3 && $(GO) test -count=1 ./...

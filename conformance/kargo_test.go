@@ -39,7 +39,11 @@ var kargoSets = []generator.KargoOptions{
 	{PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health"},
 	{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "http://plugins.internal/p", PluginSHA256: strings.Repeat("0", 64),
 		KubeconfigSecret: "workload", KubeconfigKey: "config"},
+	{Project: "kargo-shop", PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health", ImageRepo: "ghcr.io/shop/checkout"},
 }
+
+// freightImage is what Kargo makes of generator.KargoImageExpression for a Freight of that image.
+const freightImage = "ghcr.io/shop/checkout:1.1.0"
 
 func kargoFiles(t *testing.T, o generator.KargoOptions) map[string][]byte {
 	t.Helper()
@@ -174,6 +178,10 @@ func TestKargoTemplateInRollouts(t *testing.T) {
 				a.Value = new("checkout")
 			case generator.KargoArgNamespace:
 				a.Value = new("shop")
+			case generator.KargoArgImage:
+				if o.ImageRepo != "" {
+					a.Value = new(freightImage)
+				}
 			}
 			if a.Value == nil {
 				t.Fatalf("argument %s has no value once the Stage's args are merged", a.Name)
@@ -195,6 +203,9 @@ func TestKargoTemplateInRollouts(t *testing.T) {
 		}
 		if cfg.Name != "checkout" || cfg.Namespace != "shop" || cfg.Revision != "" {
 			t.Errorf("config %+v", cfg)
+		}
+		if want := map[bool]string{true: freightImage}[o.ImageRepo != ""]; cfg.Image != want {
+			t.Errorf("config image %q, want %q", cfg.Image, want)
 		}
 		if (o.KubeconfigSecret != "") != (cfg.KubeconfigSecret != nil) {
 			t.Errorf("kubeconfig Secret %+v, want %q", cfg.KubeconfigSecret, o.KubeconfigSecret)
@@ -232,11 +243,21 @@ func TestKargoStageSnippetInKargo(t *testing.T) {
 		schema.check(t, "Stage", stage)
 		v := spec["verification"].(map[string]any)
 		var names []string
+		values := map[string]string{}
 		for _, a := range v["args"].([]any) {
-			names = append(names, a.(map[string]any)["name"].(string))
+			name := a.(map[string]any)["name"].(string)
+			names = append(names, name)
+			values[name], _ = a.(map[string]any)["value"].(string)
 		}
-		if strings.Join(names, ",") != generator.KargoArgRollout+","+generator.KargoArgNamespace {
-			t.Errorf("args %v", names)
+		want := generator.KargoArgRollout + "," + generator.KargoArgNamespace
+		if o.ImageRepo != "" {
+			want += "," + generator.KargoArgImage
+			if values[generator.KargoArgImage] != generator.KargoImageExpression(o.ImageRepo) {
+				t.Errorf("image arg %q", values[generator.KargoArgImage])
+			}
+		}
+		if strings.Join(names, ",") != want {
+			t.Errorf("args %v, want %s", names, want)
 		}
 		ref := v["analysisTemplates"].([]any)[0].(map[string]any)
 		if wantCluster := o.Project == ""; (ref["kind"] == "ClusterAnalysisTemplate") != wantCluster {

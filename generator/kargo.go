@@ -120,7 +120,7 @@ func (o KargoOptions) Validate() error {
 	if o.KubeconfigKey != "" && o.KubeconfigSecret == "" {
 		errs = append(errs, "a kubeconfig key needs the kubeconfig Secret's name")
 	}
-	if o.ImageRepo != "" && (strings.ContainsAny(o.ImageRepo, " \t\n\"'{}$") || strings.Contains(o.ImageRepo, "@") || strings.HasSuffix(o.ImageRepo, ":")) {
+	if o.ImageRepo != "" && (strings.ContainsAny(o.ImageRepo, " \t\n\"'{}$") || strings.Contains(o.ImageRepo, "@") || strings.Contains(o.ImageRepo[strings.LastIndex(o.ImageRepo, "/")+1:], ":")) {
 		errs = append(errs, fmt.Sprintf("image repository %q is not a repository URL (no tag, digest, quotes or expressions)", o.ImageRepo))
 	}
 	if o.RolloutsServiceAccount != "" {

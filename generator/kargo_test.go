@@ -17,6 +17,7 @@ var kargoSets = []struct {
 		PluginLocation: "https://github.com/analysis-health/analysis-health/releases/download/v1.0.0/rollouts-plugin-metric-analysis-health-linux-amd64",
 		PluginSHA256:   strings.Repeat("ab", 32)}},
 	{"cluster-template-vars", KargoOptions{PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health"}},
+	{"freight-image", KargoOptions{Project: "kargo-shop", PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health", ImageRepo: "ghcr.io/shop/checkout"}},
 	{"multi-cluster", KargoOptions{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "https://example.com/p",
 		PluginSHA256: strings.Repeat("cd", 32), KubeconfigSecret: "shop-workload", KubeconfigKey: "config", RolloutsServiceAccount: "rollouts/controller"}},
 }
@@ -57,6 +58,8 @@ func TestKargoOptionsRejected(t *testing.T) {
 		{KargoOptions{PluginLocation: "file:///p", Rollout: "checkout"}, "give both or neither"},
 		{KargoOptions{PluginLocation: "file:///p", Rollout: "Checkout!", Namespace: "shop"}, "not a valid object name"},
 		{KargoOptions{PluginLocation: "file:///p", KubeconfigSecret: "a_b"}, "not a valid object name"},
+		{KargoOptions{PluginLocation: "file:///p", ImageRepo: "ghcr.io/shop/checkout:1.0"}, "not a repository URL"},
+		{KargoOptions{PluginLocation: "file:///p", ImageRepo: `a"b`}, "not a repository URL"},
 		{KargoOptions{PluginLocation: "file:///p", RolloutsServiceAccount: "argo-rollouts"}, "not <namespace>/<name>"},
 	} {
 		if _, err := GenerateKargo(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
