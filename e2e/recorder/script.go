@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 )
 
 // S runs one scenario on a World. Its methods panic with a scriptError on failure, so scenarios read as
@@ -295,7 +296,7 @@ func (s *S) Terminate(kind, name string) {
 	s.must(err)
 	cli, err := cliBinary()
 	s.must(err)
-	cmd := exec.Command(cli, "action", "run", "terminate", "-f", "-", "-o", "json")
+	cmd := exec.Command(cli, "action", "run", "terminate", "-f", "-")
 	cmd.Stdin = bytes.NewReader(raw)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -304,7 +305,7 @@ func (s *S) Terminate(kind, name string) {
 		s.fail("analysis-health action run terminate on %s %s: %v: %s", kind, name, err, stderr.String())
 	}
 	var result map[string]any
-	s.must(json.Unmarshal(out, &result))
+	s.must(yaml.Unmarshal(out, &result))
 	spec, _ := result["spec"].(map[string]any)
 	if spec["terminate"] != true {
 		s.fail("the terminate action did not set spec.terminate on %s %s: %s", kind, name, out)

@@ -105,10 +105,6 @@ func RunGuard(t *testing.T, env *Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// the terminate action's merge patch is what a user may send
-	if _, err := runs.Patch(ctx, "guard", types.MergePatchType, []byte(`{"spec":{"terminate":true}}`), metav1.PatchOptions{}); err != nil {
-		t.Errorf("the terminate action's patch was refused: %v", err)
-	}
 	got.Status.Phase = v1alpha1.AnalysisPhaseSuccessful
 	exps := w.c.Argo.ArgoprojV1alpha1().Experiments(w.ns)
 	withStatus := ar.DeepCopy()
@@ -136,6 +132,16 @@ func RunGuard(t *testing.T, env *Env) {
 	}
 	if _, err := runs.Get(ctx, withStatus.Name, metav1.GetOptions{}); err == nil {
 		t.Errorf("the AnalysisRun created with a status exists")
+	}
+	// the terminate action's merge patch is what a user may send
+	if _, err := runs.Patch(ctx, "guard", types.MergePatchType, []byte(`{"spec":{"terminate":true}}`), metav1.PatchOptions{}); err != nil {
+		t.Errorf("the terminate action's patch was refused: %v", err)
+	}
+	if got, err := runs.Get(ctx, "guard", metav1.GetOptions{}); err != nil || !got.Spec.Terminate {
+		t.Errorf("after the terminate patch: %v, terminate %v", err, got != nil && got.Spec.Terminate)
+	}
+	if n := w.RefusedWrites(); n != len(attempts) {
+		t.Errorf("the terminate patch was counted as refused")
 	}
 	// the guard is what refused: the same write through the controllers' clients goes through (the
 	// Rollouts CRDs give AnalysisRuns and Experiments no status subresource, so the analysis and
