@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -62,6 +63,16 @@ func checkPictures(t *testing.T, want map[string][]byte) {
 	for path, raw := range want {
 		if err := svg.Check(raw); err != nil {
 			t.Errorf("%s: %v", path, err)
+		}
+	}
+	// the README shows one of them: it must be one that is drawn
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`docs/timelines/[^)\s]+\.svg`).FindAllString(string(readme), -1) {
+		if _, ok := want["../"+m]; !ok {
+			t.Errorf("README.md shows %s, which no timeline draws", m)
 		}
 	}
 	if t.Failed() {

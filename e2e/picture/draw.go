@@ -17,7 +17,7 @@ const (
 	plotX0    = margin + labelW + 8
 	plotX1    = width - 20
 	laneH     = 26.0
-	runLaneH  = 34.0
+	runLaneH  = 42.0
 	barH      = 20.0
 	runBarH   = 14.0
 	textSize  = 12.0
@@ -168,9 +168,15 @@ func Draw(tl *timeline.Timeline, r Results) ([]byte, error) {
 	c.header(tl, r)
 	runs := runLanes(tl, times, end)
 
+	// the seconds over the lanes too, for the pictures taller than a screen
+	c.y += 14
+	for _, t := range ticks(c.end) {
+		c.text(c.x(t), c.y, secs(t), svg.TextStyle{Anchor: svg.Middle, Fill: muted})
+	}
+	c.y += 4
+	lanesTop := c.y
 	// group 1: what the controllers wrote
 	c.group(fmt.Sprintf("Argo Rollouts %s: the revision's analysis, as the controllers recorded it", r.Version), nil, "")
-	lanesTop := c.y
 	if len(runs) == 0 {
 		c.note(laneH, "analysis", "no AnalysisRun or Experiment for revision "+tl.Revision)
 	}
@@ -312,21 +318,16 @@ func (c *canvas) stateLane(label string, spans []span) {
 // runLane draws an AnalysisRun or Experiment: a bar from its creation in the phase each frame shows,
 // lighter after it ended, a tick where it ended, and a mark per measurement.
 func (c *canvas) runLane(l *runLane) {
-	c.text(margin, c.y+14, clip(l.Label, labelW, false), svg.TextStyle{})
-	c.text(margin, c.y+29, clip(l.Name, labelW, false), svg.TextStyle{Fill: muted})
-	mid := c.y + runLaneH/2 + 1
+	c.text(margin, c.y+17, clip(l.Label, labelW, false), svg.TextStyle{})
+	c.text(margin, c.y+32, clip(l.Name, labelW, false), svg.TextStyle{Fill: muted})
+	mid := c.y + 30
 	top := mid - runBarH/2
-	first, last := c.x(l.Spans[0].From), c.x(l.Spans[len(l.Spans)-1].To)
-	var faded *span
-	for i := range l.Spans {
-		s := &l.Spans[i]
+	last := c.x(l.Spans[len(l.Spans)-1].To)
+	for _, s := range l.Spans {
 		x0, x1 := c.x(s.From), c.x(s.To)
 		st := svg.Style{Fill: colour(s.State).fill}
 		if s.Faded {
 			st.Opacity = 0.35
-			if faded == nil {
-				faded = s
-			}
 		}
 		c.d.Rect(x0, top, x1-x0, runBarH, 0, st)
 	}
@@ -337,19 +338,22 @@ func (c *canvas) runLane(l *runLane) {
 	for _, m := range l.Marks {
 		measurement(c.d, c.x(m.At), mid, m.Phase)
 	}
-	// the final phase: in the lighter part when it fits there, else after the bar, else before it
+	// the final phase over the bar, ending where the run ended (or where the bar ends)
 	final := strings.SplitN(l.Final, " (", 2)[0]
 	labels := []string{"ended " + l.Final, "ended " + final, final}
+	at := last
 	if l.End < 0 {
 		labels = []string{"still " + l.Final, "still " + final, final}
+	} else {
+		at = c.x(l.End)
 	}
-	switch {
-	case faded != nil && fit(last-c.x(faded.From)-6, labels...) != "":
-		c.text(c.x(faded.From)+8, mid+4, fit(last-c.x(faded.From)-6, labels...), svg.TextStyle{})
-	case fit(plotX1-last-4, labels...) != "":
-		c.text(last+6, mid+4, fit(plotX1-last-4, labels...), svg.TextStyle{})
-	case fit(first-plotX0, labels...) != "":
-		c.text(first-6, mid+4, fit(first-plotX0, labels...), svg.TextStyle{Anchor: svg.End})
+	if s := fit(plotX1-plotX0, labels...); s != "" {
+		w := svg.TextWidth(s, textSize, false)
+		if at-w < plotX0 {
+			c.text(plotX0, mid-11, s, svg.TextStyle{})
+		} else {
+			c.text(at-4, mid-11, s, svg.TextStyle{Anchor: svg.End})
+		}
 	}
 	c.y += runLaneH
 }
@@ -408,7 +412,12 @@ func (c *canvas) promotionLane(p Promotion) {
 		if p.Message != "" {
 			labels = append([]string{head + ": " + p.Message}, labels...)
 		}
-		spans = []span{{From: 0, To: p.At, State: "Running", Labels: []string{"Running: the barrier holds the sync", "Running"}},
+		running := []string{"Running: the barrier holds the sync", "Running"}
+		if fit(c.x(c.end)-c.x(p.At), labels...) == "" {
+			// the outcome's own stretch is too short for its words: the Running stretch says it
+			running = []string{"Running: the barrier holds the sync; " + head, "Running; " + head, "Running"}
+		}
+		spans = []span{{From: 0, To: p.At, State: "Running", Labels: running},
 			{From: p.At, To: c.end, State: p.Phase, Labels: labels}}
 		if p.At >= c.end {
 			spans[0].Labels = labels
@@ -442,7 +451,8 @@ func (c *canvas) verificationLane(label, seq string, at float64, started bool) {
 		}
 	}
 	x, mid := c.x(at), c.y+laneH/2
-	c.d.Polygon(svg.Style{Fill: ink}, x-5, c.y+2, x+5, c.y+2, x, c.y+9)
+	c.d.Polygon(svg.Style{Fill: ink}, x-5, c.y, x+5, c.y, x, c.y+5)
+	mid += 2
 	start := x + 6
 	if start+total > plotX1 {
 		start = plotX1 - total
