@@ -434,8 +434,12 @@ func (c *canvas) verificationLane(label, seq string, at float64, started bool) {
 	case seq == "":
 		c.note(laneH, label, "no entry in the plugin report")
 		return
-	case seq == "not started" || !started:
-		c.note(laneH, label, seq+": the Stage was never Healthy")
+	case seq == "not started":
+		c.note(laneH, label, "not started: the Stage was never Healthy")
+		return
+	case !started:
+		// the recorder decides when Kargo starts on its own; say where the two part ways
+		c.note(laneH, label, "the plugin report has "+seq+", but the Stage here was never Healthy")
 		return
 	}
 	c.laneLabel(laneH, label)
