@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: all build test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
+.PHONY: timelines-png all build test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
@@ -125,3 +125,11 @@ e2e:
 	cd e2e/recorder && $(E2E_ENV) $(GO) test -count=1 -timeout 60m -run 'TestRecord|TestGuard|TestPluginVerification' . $(E2E_UPDATE)
 	cd e2e/recorder/v1.10 && $(E2E_ENV) $(E2E_GO127) $(GO) test -count=1 -timeout 60m -tags rollouts_v1_10 . $(E2E_UPDATE)
 	$(GO) test -count=1 -timeout 30m ./e2e/ -run 'TestKargo|TestAnalysisRunsAreNotManaged|TestRolloutHealthGolden' $(E2E_UPDATE)
+
+# A sample of docs/timelines (the README's picture and the tallest of each version) rendered in headless
+# Chromium at GitHub's content width on its light and dark page background; fails if a picture is blank,
+# cut, or lacks its legend. Needs Debian's chromium (apt-get install -y chromium); not run by CI. The PNGs
+# go to bin/timelines-png/ to be looked at.
+TIMELINES_PNG ?= docs/timelines/v1.10.2/canary-background-promoted-while-running.svg docs/timelines/v1.8.5 docs/timelines/v1.10.2
+timelines-png:
+	$(GO) run ./e2e/cmd/timelines-png -out bin/timelines-png $(TIMELINES_PNG)

@@ -11,5 +11,6 @@
 // with setApplicationHealth), once with our scripts installed through argocd-cm and once with Argo CD's
 // built-in script, then through Kargo's Stage health and Freight verification rules (package kargo) and
 // through gitops-engine's sync engine with the barrier hook (barrier_test.go). docs/why.md holds the
-// report they print; a test keeps it equal to what they compute.
+// report they print and docs/timelines its pictures (package picture); a test keeps both equal to what
+// they compute.
 package e2e

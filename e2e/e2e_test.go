@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"flag"
+	"maps"
 	"os"
 	"reflect"
 	"strings"
@@ -18,7 +19,7 @@ import (
 	"github.com/analysis-health/analysis-health/e2e/timeline"
 )
 
-var update = flag.Bool("update", false, "rewrite the generated report in docs/why.md")
+var update = flag.Bool("update", false, "rewrite the generated report in docs/why.md and the pictures in docs/timelines")
 
 // TestMain quiets Argo CD's logrus logging (every comparison logs at info level); the tests report
 // through their assertions.
@@ -94,6 +95,7 @@ func (e *evaluation) run(t *testing.T, cd *argoCD) result {
 func TestKargo(t *testing.T) {
 	oursCD, builtinCD := installations(t)
 	var report strings.Builder
+	drawn := map[string][]byte{}
 	for _, version := range timeline.Versions {
 		timelines := loadTimelines(t, version)
 		if len(timelines) < 30 {
@@ -138,7 +140,12 @@ func TestKargo(t *testing.T) {
 			report.WriteString("\n")
 		}
 		report.WriteString(renderReport(version, evals))
+		report.WriteString(gallery(version, evals))
+		maps.Copy(drawn, pictures(t, version, evals))
 	}
+	t.Run("docs/timelines", func(t *testing.T) {
+		checkPictures(t, drawn)
+	})
 	t.Run("docs/why.md", func(t *testing.T) {
 		checkDoc(t, "../docs/why.md", report.String())
 	})

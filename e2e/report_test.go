@@ -23,14 +23,14 @@ func renderReport(version string, evals []*evaluation) string {
 		if verdict == "" {
 			verdict = "none (no analysis)"
 		}
-		fmt.Fprintf(&b, "| `%s` (%s) | %s | %s | %s | %s | %s | %s | %s |\n", e.tl.Name, e.tl.Strategy, cell(verdict), e.analysisVerdict(), e.moment(e.builtin), e.moment(e.ours),
+		fmt.Fprintf(&b, "| `%s` (%s, [picture](%s)) | %s | %s | %s | %s | %s | %s | %s |\n", e.tl.Name, e.tl.Strategy, picturePath(version, e.tl.Name), cell(verdict), e.analysisVerdict(), e.moment(e.builtin), e.moment(e.ours),
 			cell(e.builtin.promotion.String()), cell(e.ours.promotion.String()), cell(problems))
 	}
 	for _, e := range evals {
 		if len(e.builtin.problems) == 0 && len(e.ours.problems) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n### %s `%s`\n\n%s\n\n", version, e.tl.Name, e.tl.Summary)
+		fmt.Fprintf(&b, "\n### %s `%s`\n\n%s\n\n![%s, Argo Rollouts %s](%s)\n\n", version, e.tl.Name, e.tl.Summary, e.tl.Name, version, picturePath(version, e.tl.Name))
 		if len(e.ours.problems) > 0 {
 			fmt.Fprintf(&b, "Our script too (a known limit, asserted as such): %s.\n\n", strings.Join(e.ours.problems, "; "))
 		}
