@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -303,27 +302,6 @@ var Scenarios = []Scenario{
 				return len(ar.Status.MetricResults) > 0 && ar.Status.MetricResults[0].Count >= 1
 			}))
 			s.Tick(func() { s.Terminate("AnalysisRun", r) })
-			s.Settle()
-		},
-	},
-	{
-		Name: "canary-experiment-terminate-action", Strategy: "canary", Outcome: OutcomePromoted, Verdict: "experiment smoke-long Successful",
-		Verification: "Inconclusive", Kargo: "Inconclusive",
-		Summary: "While an experiment's analysis is measuring, a user runs the terminate action on the Experiment in Argo CD: the experiment and its run end before the run's five measurements, and the canary goes on, so its analysis did not pass.",
-		Play: func(s *S) {
-			s.Answers("success-rate", good)
-			s.Deploy(CanaryRollout("", SetWeight(25), ExperimentStep("success-rate-long"), SetWeight(50)))
-			s.Release()
-			ex := s.Experiment(1)
-			s.Until("experiment's run measured once", 20, func(*v1alpha1.Rollout) bool {
-				for _, ar := range s.w.AnalysisRuns() {
-					if ref := metav1.GetControllerOf(&ar); ref != nil && ref.Name == ex && len(ar.Status.MetricResults) > 0 && ar.Status.MetricResults[0].Count >= 1 {
-						return true
-					}
-				}
-				return false
-			})
-			s.Tick(func() { s.Terminate("Experiment", ex) })
 			s.Settle()
 		},
 	},
@@ -733,7 +711,11 @@ func Record(env *Env, sc Scenario) (tl *Timeline, err error) {
 	switch sc.Outcome {
 	case OutcomePromoted, OutcomeRolledBack:
 		if !Promoted(ro) || ro.Status.Phase != v1alpha1.RolloutPhaseHealthy {
-			return nil, fmt.Errorf("expected the new revision promoted and Healthy, ended %s %q (stable %s, current %s)", ro.Status.Phase, ro.Status.Message, ro.Status.StableRS, ro.Status.CurrentPodHash)
+			var exps []string
+			for _, ex := range w.Experiments() {
+				exps = append(exps, fmt.Sprintf("%s %s %q terminate=%v", ex.Name, ex.Status.Phase, ex.Status.Message, ex.Spec.Terminate))
+			}
+			return nil, fmt.Errorf("expected the new revision promoted and Healthy, ended %s %q (stable %s, current %s; experiments %v)", ro.Status.Phase, ro.Status.Message, ro.Status.StableRS, ro.Status.CurrentPodHash, exps)
 		}
 	case OutcomeAborted:
 		if !Aborted(ro) {
