@@ -281,3 +281,77 @@ func TestInitPluginWithoutCluster(t *testing.T) {
 		t.Fatalf("%s %q", m.Phase, m.Message)
 	}
 }
+
+// TestPinnedRevision: the first measurement pins the revision in its metadata, the controller hands the
+// measurement back on Resume, and the next judgement is of that revision even after the Rollout moved
+// on (here: a rollback to the stable revision while the step analysis measured), so the Freight is
+// Failed, not Successful as the rolled-back Rollout alone would say. With image, the measurement waits
+// until the Rollout runs the Freight's image.
+func TestPinnedRevision(t *testing.T) {
+	running, success := loadFrame(t, "step-running"), loadFrame(t, "step-successful")
+	hash := running.Rollout["status"].(map[string]any)["currentPodHash"].(string)
+	stable := running.Rollout["status"].(map[string]any)["stableRS"].(string)
+	var images []string
+	for _, c := range running.Rollout["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any) {
+		images = append(images, c.(map[string]any)["image"].(string))
+	}
+	// the Rollout back on its stable revision, promoted: what the controller writes after a rollback
+	rolledBack := deepCopyMap(t, running.Rollout)
+	st := rolledBack["status"].(map[string]any)
+	st["currentPodHash"], st["stableRS"], st["phase"], st["message"] = stable, stable, "Healthy", ""
+	delete(st, "canary")
+	delete(st, "pauseConditions")
+	st["currentStepIndex"] = int64(len(rolledBack["spec"].(map[string]any)["strategy"].(map[string]any)["canary"].(map[string]any)["steps"].([]any)))
+
+	var client *dynamicfake.FakeDynamicClient
+	// the plugin keeps its client: this one reads whichever cluster state the test sets
+	opts := rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return swapClient{&client}, nil }}
+	p := serve(t, rolloutplugin.New(opts))
+	const cfg = `{"name":"checkout","namespace":"shop"}`
+
+	client = fakeClient(append([]map[string]any{running.Rollout}, running.AnalysisRuns...)...)
+	m := p.Run(analysisRun(), metric(cfg))
+	if m.Phase != v1alpha1.AnalysisPhaseRunning || m.Metadata["revision"] != hash || m.Metadata["images"] != strings.Join(images, ",") {
+		t.Fatalf("first measurement: %s, metadata %v, want Running pinned to %s", m.Phase, m.Metadata, hash)
+	}
+	// the unpinned judgement of the rolled-back Rollout is Successful: what the pin prevents
+	client = fakeClient(append([]map[string]any{rolledBack}, running.AnalysisRuns...)...)
+	if fresh := p.Run(analysisRun(), metric(cfg)); fresh.Phase != v1alpha1.AnalysisPhaseSuccessful {
+		t.Fatalf("unpinned judgement of the rolled-back Rollout: %s %q", fresh.Phase, fresh.Message)
+	}
+	r := p.Resume(analysisRun(), metric(cfg), m)
+	if r.Phase != v1alpha1.AnalysisPhaseFailed || !strings.Contains(r.Message, "replaced by "+stable) || !strings.Contains(r.Message, hash) {
+		t.Errorf("pinned judgement after the rollback: %s %q", r.Phase, r.Message)
+	}
+
+	// image: another image waits, the Freight's image is judged
+	withImage := func(image string) string { return fmt.Sprintf(`{"name":"checkout","namespace":"shop","image":%q}`, image) }
+	client = fakeClient(append([]map[string]any{success.Rollout}, success.AnalysisRuns...)...)
+	if w := p.Run(analysisRun(), metric(withImage("ghcr.io/shop/checkout:9.9.9"))); w.Phase != v1alpha1.AnalysisPhaseRunning || !strings.Contains(w.Message, "to run the Freight's image ghcr.io/shop/checkout:9.9.9") || w.Metadata["revision"] != "" {
+		t.Errorf("another image: %s %q %v", w.Phase, w.Message, w.Metadata)
+	}
+	if ok := p.Run(analysisRun(), metric(withImage(images[0]))); ok.Phase != v1alpha1.AnalysisPhaseSuccessful {
+		t.Errorf("the Freight's image: %s %q", ok.Phase, ok.Message)
+	}
+	if bad := p.Run(analysisRun(), metric(withImage(`${{ imageFrom("x").Tag }}`))); bad.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(bad.Message, "Kargo expression") {
+		t.Errorf("an unevaluated expression: %s %q", bad.Phase, bad.Message)
+	}
+}
+
+type swapClient struct{ c **dynamicfake.FakeDynamicClient }
+
+func (s swapClient) Resource(r schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	return (*s.c).Resource(r)
+}
+
+func deepCopyMap(t *testing.T, m map[string]any) map[string]any {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
