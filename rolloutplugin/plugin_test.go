@@ -325,7 +325,9 @@ func TestPinnedRevision(t *testing.T) {
 	}
 
 	// image: another image waits, the Freight's image is judged
-	withImage := func(image string) string { return fmt.Sprintf(`{"name":"checkout","namespace":"shop","image":%q}`, image) }
+	withImage := func(image string) string {
+		return fmt.Sprintf(`{"name":"checkout","namespace":"shop","image":%q}`, image)
+	}
 	client = fakeClient(append([]map[string]any{success.Rollout}, success.AnalysisRuns...)...)
 	if w := p.Run(analysisRun(), metric(withImage("ghcr.io/shop/checkout:9.9.9"))); w.Phase != v1alpha1.AnalysisPhaseRunning || !strings.Contains(w.Message, "to run the Freight's image ghcr.io/shop/checkout:9.9.9") || w.Metadata["revision"] != "" {
 		t.Errorf("another image: %s %q %v", w.Phase, w.Message, w.Metadata)
@@ -338,7 +340,9 @@ func TestPinnedRevision(t *testing.T) {
 	}
 }
 
-type swapClient struct{ c **dynamicfake.FakeDynamicClient }
+type swapClient struct {
+	c **dynamicfake.FakeDynamicClient
+}
 
 func (s swapClient) Resource(r schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
 	return (*s.c).Resource(r)
