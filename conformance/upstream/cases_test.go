@@ -193,3 +193,8 @@ func TestRecordedCases(t *testing.T) {
 		}
 	}
 }
+
+func loadYAML(raw []byte) (map[string]any, error) {
+	obj := map[string]any{}
+	return obj, yaml.Unmarshal(raw, &obj)
+}

@@ -1,0 +1,216 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/analysis-health/analysis-health/generator"
+)
+
+// argoPackages are the packages of Argo CD whose tests read resource_customizations: util/lua's
+// TestLuaHealthScript walks every health.lua and its health_test.yaml, TestLuaResourceActionsScript every
+// actions/action_test.yaml, and the rest of the package runs the built-in scripts through GetHealthScript,
+// the script cache and the wildcard lookup (lua_test.go, script_cache_test.go). No other package of
+// either release reads the folder (grep resource_customizations over their *_test.go); the actions list
+// in docs (hack/generate-actions-list.sh) only changes with an action.lua, and the upstream format adds none.
+var argoPackages = []string{"./util/lua/"}
+
+// TestArgoCDOwnTests copies each Argo CD release's module source out of the module cache, overlays the
+// upstream format generated against it, and runs Argo CD's own tests there, unmodified. Every one must
+// pass, and TestLuaHealthScript must have run every case of our edited suites.
+func TestArgoCDOwnTests(t *testing.T) {
+	for _, tr := range trees {
+		t.Run(tr.version, func(t *testing.T) {
+			src := tr.dir(t)
+			files, cases, err := generator.UpstreamTree(generator.UpstreamOptions{Base: os.DirFS(src), ArgoCDVersion: tr.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			work := filepath.Join(t.TempDir(), "argo-cd")
+			start := time.Now()
+			copyTree(t, src, work)
+			fillLocalReplaces(t, work, tr)
+			for _, f := range files {
+				p := filepath.Join(work, filepath.FromSlash(f.Path))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("copied %s@%s and overlaid %d files in %s", tr.module, tr.version, len(files), time.Since(start).Round(time.Second))
+
+			start = time.Now()
+			args := append([]string{"test", "-count=1", "-json"}, argoPackages...)
+			cmd := exec.Command("go", args...)
+			cmd.Dir = work
+			// The tree's own go.mod and replace block; -mod=mod lets the go command complete go.sum for the
+			// nested module put back above; -trimpath keeps the build cache independent of the temporary path.
+			cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -trimpath", "GOTOOLCHAIN="+tr.toolchain)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, runErr := cmd.Output()
+			res := parseTestJSON(t, out)
+			t.Logf("go test %s in the overlaid tree: %s", strings.Join(argoPackages, " "), time.Since(start).Round(time.Second))
+			for _, line := range res.summary() {
+				t.Log(line)
+			}
+			if runErr != nil || len(res.failed) > 0 {
+				t.Errorf("Argo CD %s's own tests fail on the overlaid tree (%v): %s\n%s", tr.version, runErr, strings.Join(res.failed, ", "), tail(stderr.String()+res.output, 60))
+			}
+			for _, c := range cases {
+				name := "TestLuaHealthScript/" + path.Join(c.Kind.Key(), c.InputPath)
+				if !res.passed[name] {
+					t.Errorf("%s did not run and pass", name)
+				}
+			}
+		})
+	}
+}
+
+// testRun is what `go test -json` reported.
+type testRun struct {
+	passed  map[string]bool
+	failed  []string
+	skipped []string
+	// counts per top-level test: subtests passed, failed
+	top    map[string]*[3]int // pass, fail, skip of the test itself and its subtests
+	output string
+}
+
+func parseTestJSON(t *testing.T, out []byte) testRun {
+	t.Helper()
+	r := testRun{passed: map[string]bool{}, top: map[string]*[3]int{}}
+	var text strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		var ev struct{ Action, Test, Output string }
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			text.WriteString(sc.Text() + "\n")
+			continue
+		}
+		if ev.Action == "output" {
+			text.WriteString(ev.Output)
+			continue
+		}
+		if ev.Test == "" {
+			continue
+		}
+		top, _, _ := strings.Cut(ev.Test, "/")
+		c := r.top[top]
+		if c == nil {
+			c = &[3]int{}
+			r.top[top] = c
+		}
+		switch ev.Action {
+		case "pass":
+			r.passed[ev.Test] = true
+			c[0]++
+		case "fail":
+			r.failed = append(r.failed, ev.Test)
+			c[1]++
+		case "skip":
+			r.skipped = append(r.skipped, ev.Test)
+			c[2]++
+		}
+	}
+	r.output = text.String()
+	return r
+}
+
+// summary is one line per top-level test: its name and how many of it and its subtests passed, failed
+// and were skipped.
+func (r testRun) summary() []string {
+	var names []string
+	total := [3]int{}
+	for n, c := range r.top {
+		names = append(names, n)
+		for i := range total {
+			total[i] += c[i]
+		}
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		c := r.top[n]
+		out = append(out, fmt.Sprintf("  %s: %d passed, %d failed, %d skipped (the test and its subtests)", n, c[0], c[1], c[2]))
+	}
+	return append(out, fmt.Sprintf("  all: %d tests (%d top-level): %d passed, %d failed, %d skipped", total[0]+total[1]+total[2], len(names), total[0], total[1], total[2]))
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// copyTree copies a module's source (read-only in the module cache) to a writable dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", p)
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, raw, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var (
+	localReplace = regexp.MustCompile(`(?m)^(?:replace\s+|\s+)(\S+)\s+=>\s+(\./\S+)\s*$`)
+	requireLine  = `(?m)^\s*(?:require\s+)?%s\s+(v\S+)`
+)
+
+// fillLocalReplaces puts back the nested modules a module zip leaves out: v3.6.1's go.mod replaces
+// github.com/argoproj/argo-cd/gitops-engine/v3 with ./gitops-engine, a module of its own in the same
+// repository, so the module cache copy has no such folder. The module at the version go.mod requires is
+// the one released from that folder (tagged gitops-engine/vX.Y.Z with the release).
+func fillLocalReplaces(t *testing.T, work string, tr tree) {
+	t.Helper()
+	gomod, err := os.ReadFile(filepath.Join(work, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range localReplace.FindAllStringSubmatch(string(gomod), -1) {
+		module, dir := m[1], filepath.Join(work, filepath.FromSlash(m[2]))
+		if _, err := os.Stat(dir); err == nil {
+			continue
+		}
+		v := regexp.MustCompile(fmt.Sprintf(requireLine, regexp.QuoteMeta(module))).FindStringSubmatch(string(gomod))
+		if v == nil {
+			t.Fatalf("%s@%s replaces %s with %s, which the module source lacks, and requires no version of it", tr.module, tr.version, module, m[2])
+		}
+		copyTree(t, moduleDir(t, module, v[1], tr.toolchain), dir)
+		t.Logf("put back %s as %s@%s (left out of the module zip)", m[2], module, v[1])
+	}
+}
