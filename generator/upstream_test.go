@@ -119,7 +119,9 @@ func TestUpstreamRefuses(t *testing.T) {
 		{"unknown field", func(b fstest.MapFS) {
 			b["resource_customizations/argoproj.io/Experiment/health_test.yaml"] = &fstest.MapFile{Data: []byte("tests:\n- inputPath: testdata/upstream0.yaml\n  healthStatus: {status: Healthy}\n  timeout: 3\n")}
 		}, "resource_customizations/argoproj.io/Experiment/health_test.yaml: tests[0]: timeout is not a field"},
-		{"missing input", func(b fstest.MapFS) { delete(b, "resource_customizations/argoproj.io/AnalysisRun/testdata/upstream1.yaml") }, "AnalysisRun/health_test.yaml: tests[1]"},
+		{"missing input", func(b fstest.MapFS) {
+			delete(b, "resource_customizations/argoproj.io/AnalysisRun/testdata/upstream1.yaml")
+		}, "AnalysisRun/health_test.yaml: tests[1]"},
 		{"input of ours already there", func(b fstest.MapFS) {
 			own, _ := fs.Glob(generator.UpstreamCasesFS(), "argoproj.io/Rollout/*.yaml")
 			b["resource_customizations/argoproj.io/Rollout/testdata/recorded/"+path.Base(own[0])] = &fstest.MapFile{Data: []byte("kind: Rollout\n")}
