@@ -38,7 +38,14 @@ func TestArgoCDOwnTests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			work := filepath.Join(t.TempDir(), "argo-cd")
+			// A fixed path under the temporary directory, emptied before and after: the go command's build
+			// cache keys a package by its directory, so Argo CD's own packages compiled here are reused by the
+			// next run, and the dependencies in the module cache by the conformance modules' builds.
+			work := filepath.Join(os.TempDir(), "analysis-health-upstream", "argo-cd@"+tr.version)
+			if err := os.RemoveAll(work); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(work) })
 			start := time.Now()
 			copyTree(t, src, work)
 			fillLocalReplaces(t, work, tr)
@@ -58,8 +65,8 @@ func TestArgoCDOwnTests(t *testing.T) {
 			cmd := exec.Command("go", args...)
 			cmd.Dir = work
 			// The tree's own go.mod and replace block; -mod=mod lets the go command complete go.sum for the
-			// nested module put back above; -trimpath keeps the build cache independent of the temporary path.
-			cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -trimpath", "GOTOOLCHAIN="+tr.toolchain)
+			// nested module put back above.
+			cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN="+tr.toolchain)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			out, runErr := cmd.Output()
