@@ -78,10 +78,30 @@ func TestArgoCDOwnTests(t *testing.T) {
 			if runErr != nil || len(res.failed) > 0 {
 				t.Errorf("Argo CD %s's own tests fail on the overlaid tree (%v): %s\n%s", tr.version, runErr, strings.Join(res.failed, ", "), tail(stderr.String()+res.output, 60))
 			}
+			perKind := map[string]int{}
 			for _, c := range cases {
-				name := "TestLuaHealthScript/" + path.Join(c.Kind.Key(), c.InputPath)
-				if !res.passed[name] {
+				perKind[c.Kind.Key()]++
+				name := "TestLuaHealthScript/" + c.InputPath
+				if tr.kindInName {
+					name = "TestLuaHealthScript/" + path.Join(c.Kind.Key(), c.InputPath)
+				}
+				if !res.passedAs(name) {
 					t.Errorf("%s did not run and pass", name)
+				}
+			}
+			if !tr.kindInName {
+				return
+			}
+			for key, want := range perKind {
+				ran := 0
+				for name := range res.passed {
+					if strings.HasPrefix(name, "TestLuaHealthScript/"+key+"/") {
+						ran++
+					}
+				}
+				t.Logf("TestLuaHealthScript ran and passed %d cases of %s (the edited suite has %d)", ran, key, want)
+				if ran != want {
+					t.Errorf("TestLuaHealthScript passed %d cases of %s, the edited suite has %d", ran, key, want)
 				}
 			}
 		})
@@ -96,6 +116,20 @@ type testRun struct {
 	// counts per top-level test: subtests passed, failed
 	top    map[string]*[3]int // pass, fail, skip of the test itself and its subtests
 	output string
+}
+
+// passedAs reports whether a test of that name passed, or one go test renamed name#NN because another
+// test had its name.
+func (r testRun) passedAs(name string) bool {
+	if r.passed[name] {
+		return true
+	}
+	for n := range r.passed {
+		if rest, ok := strings.CutPrefix(n, name+"#"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 func parseTestJSON(t *testing.T, out []byte) testRun {

@@ -16,13 +16,16 @@ type tree struct {
 	module, version string
 	// toolchain builds the copied tree: v3.6.1 needs Go >= 1.27, fetched through the module proxy.
 	toolchain string
+	// kindInName: the release's TestLuaHealthScript names a case <group>/<Kind>/<inputPath> (v3.6.1)
+	// rather than <inputPath> alone (v2.14.21, where go test tells equal names apart with #01, #02...).
+	kindInName bool
 }
 
 // base is the tree the pull request is written against (Argo CD's newest release here); backport is
 // the release branch that still gets back-ports.
 var (
-	base     = tree{"github.com/argoproj/argo-cd/v3", "v3.6.1", "go1.27.3"}
-	backport = tree{"github.com/argoproj/argo-cd/v2", "v2.14.21", "local"}
+	base     = tree{"github.com/argoproj/argo-cd/v3", "v3.6.1", "go1.27.3", true}
+	backport = tree{"github.com/argoproj/argo-cd/v2", "v2.14.21", "local", false}
 	trees    = []tree{base, backport}
 )
 
