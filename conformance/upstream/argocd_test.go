@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/analysis-health/analysis-health/generator"
+	"github.com/analysis-health/analysis-health/lua"
 )
 
 // argoPackages are the packages of Argo CD whose tests read resource_customizations: util/lua's
@@ -60,52 +61,115 @@ func TestArgoCDOwnTests(t *testing.T) {
 			}
 			t.Logf("copied %s@%s and overlaid %d files in %s", tr.module, tr.version, len(files), time.Since(start).Round(time.Second))
 
-			start = time.Now()
-			args := append([]string{"test", "-count=1", "-json"}, argoPackages...)
-			cmd := exec.Command("go", args...)
-			cmd.Dir = work
-			// The tree's own go.mod and replace block; -mod=mod lets the go command complete go.sum for the
-			// nested module put back above.
-			cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN="+tr.toolchain)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, runErr := cmd.Output()
-			res := parseTestJSON(t, out)
-			t.Logf("go test %s in the overlaid tree: %s", strings.Join(argoPackages, " "), time.Since(start).Round(time.Second))
-			for _, line := range res.summary() {
-				t.Log(line)
-			}
-			if runErr != nil || len(res.failed) > 0 {
-				t.Errorf("Argo CD %s's own tests fail on the overlaid tree (%v): %s\n%s", tr.version, runErr, strings.Join(res.failed, ", "), tail(stderr.String()+res.output, 60))
-			}
+			res := runArgoTests(t, tr, work, "")
 			perKind := map[string]int{}
 			for _, c := range cases {
 				perKind[c.Kind.Key()]++
-				name := "TestLuaHealthScript/" + c.InputPath
-				if tr.kindInName {
-					name = "TestLuaHealthScript/" + path.Join(c.Kind.Key(), c.InputPath)
-				}
-				if !res.passedAs(name) {
+				if name := tr.caseName(c); !res.passedAs(name) {
 					t.Errorf("%s did not run and pass", name)
 				}
 			}
-			if !tr.kindInName {
-				return
+			if tr.kindInName {
+				checkPerKind(t, res, perKind)
 			}
-			for key, want := range perKind {
-				ran := 0
-				for name := range res.passed {
-					if strings.HasPrefix(name, "TestLuaHealthScript/"+key+"/") {
-						ran++
+
+			// The other column of docs/upstream.md, "Built-in today", in Argo CD's own VM: Argo CD's scripts
+			// put back, its suites with our recorded cases appended at the built-in's answers.
+			var own []generator.UpstreamCase
+			for _, c := range cases {
+				if !c.Upstream {
+					own = append(own, c)
+				}
+			}
+			for _, k := range lua.Kinds() {
+				dir := filepath.Join(generator.UpstreamRoot, k.Group, k.Kind)
+				for _, name := range []string{"health.lua", "health_test.yaml"} {
+					raw, err := os.ReadFile(filepath.Join(src, dir, name))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if name == "health_test.yaml" {
+						raw = bytes.TrimRight(raw, "\n")
+						for _, c := range own {
+							if c.Kind == k {
+								h := builtinAnswer(t, tr, c)
+								raw = fmt.Appendf(raw, "\n- healthStatus:\n    status: %s\n    message: %s\n  inputPath: %s", yamlString(h.Status), yamlString(h.Message), c.InputPath)
+							}
+						}
+						raw = append(raw, '\n')
+					}
+					if err := os.WriteFile(filepath.Join(work, dir, name), raw, 0o644); err != nil {
+						t.Fatal(err)
 					}
 				}
-				t.Logf("TestLuaHealthScript ran and passed %d cases of %s (the edited suite has %d)", ran, key, want)
-				if ran != want {
-					t.Errorf("TestLuaHealthScript passed %d cases of %s, the edited suite has %d", ran, key, want)
+			}
+			res = runArgoTests(t, tr, work, "^TestLuaHealthScript$")
+			for _, c := range own {
+				if name := tr.caseName(c); !res.passedAs(name) {
+					t.Errorf("built-in scripts: %s did not run and pass", name)
 				}
 			}
 		})
 	}
+}
+
+// checkPerKind holds the cases TestLuaHealthScript passed per kind to the number in the edited suites.
+func checkPerKind(t *testing.T, res testRun, perKind map[string]int) {
+	t.Helper()
+	for key, want := range perKind {
+		ran := 0
+		for name := range res.passed {
+			if strings.HasPrefix(name, "TestLuaHealthScript/"+key+"/") {
+				ran++
+			}
+		}
+		t.Logf("TestLuaHealthScript ran and passed %d cases of %s (the edited suite has %d)", ran, key, want)
+		if ran != want {
+			t.Errorf("TestLuaHealthScript passed %d cases of %s, the edited suite has %d", ran, key, want)
+		}
+	}
+}
+
+// caseName is the name the release's TestLuaHealthScript gives a case.
+func (tr tree) caseName(c generator.UpstreamCase) string {
+	if tr.kindInName {
+		return "TestLuaHealthScript/" + path.Join(c.Kind.Key(), c.InputPath)
+	}
+	return "TestLuaHealthScript/" + c.InputPath
+}
+
+// yamlString writes s as a YAML double-quoted scalar (JSON string syntax is a subset of it).
+func yamlString(s string) string {
+	raw, _ := json.Marshal(s) // a string always marshals
+	return string(raw)
+}
+
+// runArgoTests runs Argo CD's own tests of argoPackages (only those matching run, if set) in the tree at
+// work and fails the test unless every one passed.
+func runArgoTests(t *testing.T, tr tree, work, run string) testRun {
+	t.Helper()
+	start := time.Now()
+	args := []string{"test", "-count=1", "-json"}
+	if run != "" {
+		args = append(args, "-run", run)
+	}
+	cmd := exec.Command("go", append(args, argoPackages...)...)
+	cmd.Dir = work
+	// The tree's own go.mod and replace block; -mod=mod lets the go command complete go.sum for the
+	// nested module put back above.
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN="+tr.toolchain)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, runErr := cmd.Output()
+	res := parseTestJSON(t, out)
+	t.Logf("go test %s in the overlaid tree: %s", strings.Join(append(args[3:], argoPackages...), " "), time.Since(start).Round(time.Second))
+	for _, line := range res.summary() {
+		t.Log(line)
+	}
+	if runErr != nil || len(res.failed) > 0 || len(res.passed) == 0 {
+		t.Errorf("Argo CD %s's own tests fail on the overlaid tree (%v): %s\n%s", tr.version, runErr, strings.Join(res.failed, ", "), tail(stderr.String()+res.output, 60))
+	}
+	return res
 }
 
 // testRun is what `go test -json` reported.

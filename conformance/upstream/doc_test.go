@@ -232,7 +232,7 @@ func renderDoc(t *testing.T, cases []generator.UpstreamCase) string {
 	w("of statuses, the first in the recordings):\n\n")
 	w("| Case | Built-in today | With this change |\n|---|---|---|\n")
 	for _, c := range own {
-		old := builtinAnswer(t, c)
+		old := builtinAnswer(t, base, c)
 		w("| %s `%s` | %s | %s |\n", c.Kind.Kind, path.Base(c.InputPath), status(old), status(c.New))
 	}
 	w("\n## What moves in Argo CD\n\n")
@@ -244,7 +244,7 @@ func renderDoc(t *testing.T, cases []generator.UpstreamCase) string {
 	for _, c := range append(append([]generator.UpstreamCase(nil), changed...), own...) {
 		old := c.Old
 		if !c.Upstream {
-			old = builtinAnswer(t, c)
+			old = builtinAnswer(t, base, c)
 		}
 		ui := "message only"
 		if old.Status != c.New.Status {
@@ -312,17 +312,19 @@ func renderDoc(t *testing.T, cases []generator.UpstreamCase) string {
 	w("against each, and runs Argo CD's own tests of `%s` there, unmodified: `TestLuaHealthScript` (every\n", strings.Join(argoPackages, " "))
 	w("`health_test.yaml`), `TestLuaResourceActionsScript` (every `action_test.yaml`) and the rest of the package, which runs\n")
 	w("the built-in scripts through `GetHealthScript`, the script cache and the wildcard lookup. The test fails unless\n")
-	w("every test passes and `TestLuaHealthScript` ran every case of the edited suites. %s's go.mod replaces\n", base.version)
+	w("every test passes and `TestLuaHealthScript` ran every case of the edited suites. It then puts Argo CD's own\n")
+	w("scripts back and runs `TestLuaHealthScript` on Argo CD's suites with our recorded cases appended at the built-in's\n")
+	w("answers: the \"Built-in today\" column above is Argo CD's own evaluation too. %s's go.mod replaces\n", base.version)
 	w("`github.com/argoproj/argo-cd/gitops-engine/v3` with `./gitops-engine`, a nested module the module zip leaves out:\n")
 	w("the test puts back that module at the version go.mod requires, and changes nothing else.\n")
 	return b.String()
 }
 
 // builtinAnswer is the built-in script's answer on one of our recorded inputs, run as Argo CD runs its
-// built-ins (open libraries).
-func builtinAnswer(t *testing.T, c generator.UpstreamCase) engine.Health {
+// built-ins (open libraries); TestArgoCDOwnTests holds it to Argo CD's own evaluation.
+func builtinAnswer(t *testing.T, tr tree, c generator.UpstreamCase) engine.Health {
 	t.Helper()
-	script, err := os.ReadFile(filepath.Join(base.kindDir(t, c.Kind.Kind), "health.lua"))
+	script, err := os.ReadFile(filepath.Join(tr.kindDir(t, c.Kind.Kind), "health.lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
