@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: timelines-png all build test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
+.PHONY: timelines-png all build test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
@@ -18,7 +18,7 @@ export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
 # The full suite: the main module (engine, scripts, CLI, generator, Argo CD v2.14 and Argo Rollouts
 # conformance), the Argo CD v3.2 and v3.6 conformance modules, and the Argo Rollouts v1.10.2 corpus.
-test: skips-reset test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 e2e
+test: skips-reset test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream e2e
 	@$(MAKE) --no-print-directory skips-summary
 
 skips-reset:
@@ -53,6 +53,13 @@ test-v36:
 # needs Go >= 1.26.10, fetched through the module proxy.
 test-rollouts110:
 	cd conformance/rollouts110 && GOTOOLCHAIN=$(V36_TOOLCHAIN) $(GO) test -count=1 ./...
+
+# The upstream format in Argo CD's own trees (docs/upstream.md): v3.6.1's and v2.14.21's module source copied
+# out of the module cache, overlaid, and their own util/lua tests run there (v3.6.1 with Go 1.27.3, which the
+# test sets for that tree only). UPDATE=1 rewrites generator/upstreamcases and docs/upstream.md.
+UPSTREAM_UPDATE = $(if $(filter 1,$(UPDATE)),-update,)
+test-upstream:
+	cd conformance/upstream && $(GO) test -count=1 -timeout 60m . $(UPSTREAM_UPDATE)
 
 # Per-evaluation cost of our scripts vs Argo CD's built-ins and the VM floor, per kind and path, by phase,
 # and on worst-case objects, in Argo CD v2.14's VM (conformance/) and v3.6.1's (conformance/v36); the raw

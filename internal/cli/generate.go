@@ -21,6 +21,7 @@ type generateFlags struct {
 	blockBypass  bool
 	kargo        kargoFlags
 	version      profileValue
+	argocdSource string
 }
 
 func newGenerateCommand(o *Options) *cobra.Command {
@@ -28,7 +29,7 @@ func newGenerateCommand(o *Options) *cobra.Command {
 	for _, f := range generator.Formats() {
 		formats = append(formats, string(f))
 	}
-	formats = append(formats, string(generator.Kargo))
+	formats = append(formats, string(generator.Kargo), string(generator.Upstream))
 	f := &generateFlags{
 		format:       newEnum("", formats...),
 		inconclusive: newEnum("suspended", "suspended", "degraded"),
@@ -52,6 +53,9 @@ func newGenerateCommand(o *Options) *cobra.Command {
   operator-json6902
              a JSON patch that appends our entries to the ArgoCD resource's existing lists, refused whole
              if applied twice: kubectl patch argocd NAME -n NS --type json --patch-file FILE
+  upstream   a pull request to Argo CD making these scripts its built-ins: health.lua, its own
+             health_test.yaml with the changed expectations and our recorded cases, to copy over the
+             Argo CD tree given with --argocd-source (needs --out; docs/upstream.md)
 
 The keys are resource.customizations.health.argoproj.io_<Kind> and, for the kinds with actions (Rollout,
 AnalysisRun, Experiment), resource.customizations.actions.argoproj.io_<Kind> with mergeBuiltinActions: true,
@@ -78,6 +82,12 @@ nothing behind. See docs/install.md.`,
 			if f.format.String() == string(generator.Kargo) {
 				return runGenerateKargo(cmd, o, f)
 			}
+			if err := checkUpstreamFlags(cmd, f.format.String()); err != nil {
+				return err
+			}
+			if f.format.String() == string(generator.Upstream) {
+				return runGenerateUpstream(o, f)
+			}
 			return runGenerate(o, f)
 		},
 	}
@@ -91,6 +101,7 @@ nothing behind. See docs/install.md.`,
 	addVersionFlag(cmd, &f.version, "Argo CD release line to render the health scripts for (the form cheapest in its Lua VM) and to derive --format lua's test expectations under")
 	cmd.Flags().BoolVar(&f.blockBypass, "block-bypass-on-failed-analysis", true, "list a Rollout's promote-full and skip-current-step disabled while its current analysis has failed (=false: Argo CD's built-in entries stand)")
 	addKargoFlags(cmd.Flags(), &f.kargo)
+	cmd.Flags().StringVar(&f.argocdSource, "argocd-source", "", "--format upstream: root of the Argo CD source tree the pull request applies to (its suites are edited, its inputs kept)")
 	return cmd
 }
 
