@@ -8,6 +8,7 @@ require (
 )
 
 require (
+	github.com/analysis-health/analysis-health/analysisruns v0.0.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.7.0 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
@@ -30,3 +31,5 @@ require (
 )
 
 replace github.com/analysis-health/analysis-health => ../..
+
+replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns
