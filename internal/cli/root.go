@@ -10,10 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/analysis-health/analysis-health/internal/version"
 )
 
-// Version is set at build time with -ldflags "-X .../internal/cli.Version=v1.2.3".
-var Version = "dev"
+// Version names this build in --version and in the header of every generated file (internal/version:
+// stamped by `make dist`, else the module version `go install …@vX` records, else "dev").
+var Version = version.String()
 
 // Options carries the streams every command writes to.
 type Options struct {
