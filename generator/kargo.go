@@ -63,6 +63,10 @@ type KargoOptions struct {
 	// RolloutsServiceAccount is "<namespace>/<name>" of the Rollouts controller's ServiceAccount, bound to
 	// the reader Role in single-cluster setups; default argo-rollouts/argo-rollouts (the chart's).
 	RolloutsServiceAccount string
+	// Inconclusive is the plugin's inconclusive option: InconclusiveDegraded makes an inconclusive analysis a failed
+	// verification, as Options.Inconclusive makes it Degraded in the scripts; empty or InconclusiveSuspended:
+	// the plugin's default, Inconclusive.
+	Inconclusive string
 	// Version of analysis-health named in the headers; default "dev".
 	Version string
 }
@@ -113,6 +117,9 @@ func (o KargoOptions) Validate() error {
 	}
 	if o.KubeconfigKey != "" && o.KubeconfigSecret == "" {
 		errs = append(errs, "a kubeconfig key needs the kubeconfig Secret's name")
+	}
+	if o.Inconclusive != "" && o.Inconclusive != InconclusiveSuspended && o.Inconclusive != InconclusiveDegraded {
+		errs = append(errs, fmt.Sprintf("inconclusive %q is neither %s nor %s", o.Inconclusive, InconclusiveSuspended, InconclusiveDegraded))
 	}
 	if o.RolloutsServiceAccount != "" {
 		ns, name, ok := strings.Cut(o.RolloutsServiceAccount, "/")
@@ -198,6 +205,9 @@ func (o KargoOptions) command() string {
 	if o.RolloutsServiceAccount != DefaultRolloutsServiceAccount {
 		c += " --rollouts-service-account " + o.RolloutsServiceAccount
 	}
+	if o.Inconclusive == InconclusiveDegraded {
+		c += " --inconclusive degraded"
+	}
 	return c + " --out DIR"
 }
 
@@ -242,6 +252,9 @@ func kargoTemplate(o KargoOptions) ([]byte, error) {
 	}
 	if o.KubeconfigSecret != "" {
 		config["kubeconfigSecret"] = object{"name": o.KubeconfigSecret, "key": o.KubeconfigKey}
+	}
+	if o.Inconclusive == InconclusiveDegraded {
+		config["inconclusive"] = "degraded"
 	}
 	md := object{"name": KargoTemplateName, "labels": kargoLabels}
 	kind := "ClusterAnalysisTemplate"

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -75,6 +77,9 @@ nothing behind. See docs/install.md.`,
 			if err := checkKargoFlags(cmd, &f.kargo, f.format.String()); err != nil {
 				return err
 			}
+			if err := checkFormatFlags(cmd, f.format.String()); err != nil {
+				return err
+			}
 			if f.format.String() == string(generator.Kargo) {
 				return runGenerateKargo(cmd, o, f)
 			}
@@ -92,6 +97,37 @@ nothing behind. See docs/install.md.`,
 	cmd.Flags().BoolVar(&f.blockBypass, "block-bypass-on-failed-analysis", true, "list a Rollout's promote-full and skip-current-step disabled while its current analysis has failed (=false: Argo CD's built-in entries stand)")
 	addKargoFlags(cmd.Flags(), &f.kargo)
 	return cmd
+}
+
+// formatOnly names the flags that some formats ignore, with the formats they apply to; checkFormatFlags
+// refuses them with any other, as checkKargoFlags does the kargo flags, so no flag is silently dropped.
+// A flag not listed applies to every format.
+var formatOnly = map[string][]generator.Format{
+	"argocd-name":                     {generator.Operator, generator.OperatorJSON6902},
+	"kinds":                           nonKargo(),
+	"actions":                         nonKargo(),
+	"block-bypass-on-failed-analysis": nonKargo(),
+	"argocd-version":                  nonKargo(),
+}
+
+func nonKargo() []generator.Format { return generator.Formats() }
+
+func checkFormatFlags(cmd *cobra.Command, format string) error {
+	if format == "" {
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(formatOnly)) {
+		formats := formatOnly[name]
+		if !cmd.Flags().Changed(name) || slices.Contains(formats, generator.Format(format)) {
+			continue
+		}
+		names := make([]string, len(formats))
+		for i, f := range formats {
+			names[i] = string(f)
+		}
+		return usageError("--%s only applies to --format %s", name, strings.Join(names, ", "))
+	}
+	return nil
 }
 
 func kindList() string {
