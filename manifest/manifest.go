@@ -73,6 +73,11 @@ func str(v any) string {
 	return s
 }
 
+// ErrNoObjects is the one error of every verb given input without a single object: an empty file, a
+// lone ---, comments only, null or an empty List. That is almost always a broken pipeline, never a
+// clean result (as a Config Management Plugin, passing it on would let Argo CD prune everything).
+var ErrNoObjects = errors.New("no Kubernetes objects in the input")
+
 // Read loads every object from the given paths; "-" reads stdin. Folders are walked for .yaml, .yml and
 // .json files in lexical order.
 func Read(paths []string, stdin io.Reader) ([]Object, error) {

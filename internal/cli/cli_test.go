@@ -123,3 +123,20 @@ func TestVerifyCommand(t *testing.T) {
 		t.Errorf("missing dir: exit %d, %s", code, errOut)
 	}
 }
+
+// TestNoObjects: input without a single object is one error for every verb that reads objects, never an
+// empty table or a JSON null with exit 0.
+func TestNoObjects(t *testing.T) {
+	for _, in := range []string{"", "---\n", "# only a comment\n", "null\n", "---\n# c\n---\n"} {
+		for _, args := range [][]string{
+			{"health", "-f", "-"}, {"health", "-f", "-", "-o", "json"},
+			{"inspect", "-f", "-"}, {"inspect", "-f", "-", "-o", "json"},
+			{"hooks", "-f", "-"},
+		} {
+			code, stdout, stderr := run(t, in, args...)
+			if code != 1 || stdout != "" || !strings.Contains(stderr, "no Kubernetes objects in the input") {
+				t.Errorf("%v on %q: exit %d, stdout %q, stderr %q", args, in, code, stdout, stderr)
+			}
+		}
+	}
+}

@@ -117,6 +117,9 @@ func runHealth(o *Options, f *healthFlags) error {
 	if err != nil {
 		return err
 	}
+	if len(rows) == 0 {
+		return manifest.ErrNoObjects
+	}
 	// Rows are small beside the objects they come from; holding them until the end means an error in the
 	// last object still leaves stdout empty.
 	var b bytes.Buffer

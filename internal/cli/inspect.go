@@ -69,6 +69,9 @@ func runInspect(o *Options, f *inspectFlags) error {
 	if err != nil {
 		return err
 	}
+	if len(objs) == 0 {
+		return manifest.ErrNoObjects
+	}
 	report, err := inspect.Inspect(objs, inspect.Options{KargoTimeout: f.kargoTimeout, KnownTemplates: f.knownTemplates, ArgoCDSyncTimeout: f.syncTimeout})
 	if err != nil {
 		return err
