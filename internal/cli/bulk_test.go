@@ -110,9 +110,9 @@ func TestHostileInput(t *testing.T) {
 	deepJSON := `{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "ConfigMap", "data": ` + strings.Repeat(`{"a": `, 50000) + "1" + strings.Repeat("}", 50000) + "}]}"
 	dir := t.TempDir()
 	for name, tc := range map[string]struct{ body, want string }{
-		"bomb.yaml":      {"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n---\n" + bomb, "(document 2): error converting YAML to JSON: yaml: document contains excessive aliasing"},
-		"deep.yaml":      {deepYAML, "(document 1): error converting YAML to JSON: yaml: line 4: exceeded max depth of 10000"},
-		"deep-list.json": {deepJSON, "(document 1): error converting YAML to JSON: yaml: exceeded max depth of 10000"},
+		"bomb.yaml":      {"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n---\n" + bomb, "(document 2): yaml: document contains excessive aliasing"},
+		"deep.yaml":      {deepYAML, "(document 1, line 4): exceeded max depth of 10000"},
+		"deep-list.json": {deepJSON, "(document 1): yaml: exceeded max depth of 10000"},
 	} {
 		f := filepath.Join(dir, name)
 		writeFile(t, f, []byte(tc.body))

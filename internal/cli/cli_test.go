@@ -36,7 +36,7 @@ func TestHealthCommand(t *testing.T) {
 			wantOut: []string{"custom run-1", "dep"}},
 		{name: "v3 profile", args: []string{"health", "-f", "testdata/run.json", "--argocd-version", "v3"}, wantOut: []string{"Healthy"}},
 		{name: "missing file", args: []string{"health", "-f", "testdata/nope.yaml"}, code: 1, wantErr: "testdata/nope.yaml", emptyStdout: true},
-		{name: "malformed yaml", args: []string{"health", "-f", "testdata/malformed.yaml"}, code: 1, wantErr: "testdata/malformed.yaml (document 1)", emptyStdout: true},
+		{name: "malformed yaml", args: []string{"health", "-f", "testdata/malformed.yaml"}, code: 1, wantErr: "testdata/malformed.yaml (document 1, line 4)", emptyStdout: true},
 		{name: "document without kind", args: []string{"health", "-f", "testdata/nokind.yaml"}, code: 1, wantErr: "testdata/nokind.yaml (document 2): not a Kubernetes object: missing or non-string kind", emptyStdout: true},
 		{name: "not an argocd-cm", args: []string{"health", "-f", "testdata/run.json", "--argocd-cm", "testdata/not-argocd-cm.yaml"}, code: 1, wantErr: `not an argocd-cm: ConfigMap is named "my-config"`, emptyStdout: true},
 		{name: "not a ConfigMap", args: []string{"health", "-f", "testdata/run.json", "--argocd-cm", "testdata/run.json"}, code: 1, wantErr: "not an argocd-cm", emptyStdout: true},
@@ -137,6 +137,28 @@ func TestNoObjects(t *testing.T) {
 			if code != 1 || stdout != "" || !strings.Contains(stderr, "no Kubernetes objects in the input") {
 				t.Errorf("%v on %q: exit %d, stdout %q, stderr %q", args, in, code, stdout, stderr)
 			}
+		}
+	}
+}
+
+// TestErrorLines: usage errors point at the verb's own help; input that is not an object says what it
+// is and where, with the file line of a YAML error.
+func TestErrorLines(t *testing.T) {
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+		code  int
+		want  string
+	}{
+		{"", []string{"health", "--bogus"}, 2, "Run 'analysis-health health --help' for usage."},
+		{"", []string{"generate", "--format", "helm", "--project", "x"}, 2, "Run 'analysis-health generate --help' for usage."},
+		{"", []string{"bogus"}, 2, "Run 'analysis-health --help' for usage."},
+		{"[1, 2]\n", []string{"health", "-f", "-"}, 1, "Error: - (document 1, line 1): not a Kubernetes object: the document is a list"},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: [\n", []string{"health", "-f", "-"}, 1, "Error: - (document 2, line 7): did not find expected"},
+	} {
+		code, _, stderr := run(t, tc.stdin, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "map[string]interface") {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
 		}
 	}
 }

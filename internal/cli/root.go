@@ -95,7 +95,12 @@ func Run(args []string, o *Options) int {
 	}
 	fmt.Fprintf(o.ErrOut, "Error: %s\n", err)
 	if code == 2 {
-		fmt.Fprintln(o.ErrOut, "Run 'analysis-health --help' for usage.")
+		// The help of the verb that refused its flags or arguments, which is where the answer is.
+		where := cmd.CommandPath()
+		if sub, _, ferr := cmd.Find(args); ferr == nil && sub != nil {
+			where = sub.CommandPath()
+		}
+		fmt.Fprintf(o.ErrOut, "Run '%s --help' for usage.\n", where)
 	}
 	return code
 }
