@@ -99,7 +99,7 @@ func TestHealthBulkErrorLeavesStdoutEmpty(t *testing.T) {
 }
 
 // A YAML bomb or a document nested deeper than the decoders allow is a one-line error naming the file
-// and document for every verb that reads manifests, and nothing on stdout; the bomb is refused before it
+// and document for every verb that reads manifests, and nothing else on stdout; the bomb is refused before it
 // expands (billions of nodes from a few hundred bytes would exhaust any machine's memory).
 func TestHostileInput(t *testing.T) {
 	bomb := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
@@ -118,7 +118,9 @@ func TestHostileInput(t *testing.T) {
 		writeFile(t, f, []byte(tc.body))
 		for _, args := range [][]string{{"health", "-f", f}, {"inspect", "-f", f}, {"hooks", "--post-renderer", "-f", f}} {
 			code, out, errOut := run(t, "", args...)
-			if code != 1 || out != "" || !strings.HasPrefix(errOut, "Error: "+f+" ") || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			// health evaluates the documents that decode (the bomb file's first one) and reports the rest.
+			wantOut := args[0] == "health" && name == "bomb.yaml"
+			if code != 1 || (out != "") != wantOut || !strings.HasPrefix(errOut, "Error: "+f+" ") || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
 				t.Errorf("%s %s: exit %d, stdout %d bytes, stderr %q; want exit 1, nothing, one line with %q", args[0], name, code, len(out), errOut, tc.want)
 			}
 		}

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,7 +39,7 @@ func TestHealthCommand(t *testing.T) {
 		{name: "v3 profile", args: []string{"health", "-f", "testdata/run.json", "--argocd-version", "v3"}, wantOut: []string{"Healthy"}},
 		{name: "missing file", args: []string{"health", "-f", "testdata/nope.yaml"}, code: 1, wantErr: "testdata/nope.yaml", emptyStdout: true},
 		{name: "malformed yaml", args: []string{"health", "-f", "testdata/malformed.yaml"}, code: 1, wantErr: "testdata/malformed.yaml (document 1, line 4)", emptyStdout: true},
-		{name: "document without kind", args: []string{"health", "-f", "testdata/nokind.yaml"}, code: 1, wantErr: "testdata/nokind.yaml (document 2): not a Kubernetes object: missing or non-string kind", emptyStdout: true},
+		{name: "document without kind", args: []string{"health", "-f", "testdata/nokind.yaml"}, code: 1, wantErr: "testdata/nokind.yaml (document 2): not a Kubernetes object: missing or non-string kind"},
 		{name: "not an argocd-cm", args: []string{"health", "-f", "testdata/run.json", "--argocd-cm", "testdata/not-argocd-cm.yaml"}, code: 1, wantErr: `not an argocd-cm: ConfigMap is named "my-config"`, emptyStdout: true},
 		{name: "not a ConfigMap", args: []string{"health", "-f", "testdata/run.json", "--argocd-cm", "testdata/run.json"}, code: 1, wantErr: "not an argocd-cm", emptyStdout: true},
 		{name: "syntax error in argocd-cm script", args: []string{"health", "-f", "testdata/run.json", "--argocd-cm", "testdata/argocd-cm-syntax.yaml"}, code: 1, wantErr: "argocd-cm-syntax.yaml: health script for argoproj.io/AnalysisRun", emptyStdout: true},
@@ -159,6 +161,28 @@ func TestErrorLines(t *testing.T) {
 		code, _, stderr := run(t, tc.stdin, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "map[string]interface") {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// TestFolderWithStrayFile: a folder with one file that is not a Kubernetes object (Argo Rollouts'
+// examples/ has a dashboard.json) is evaluated all the same; the stray file is reported and the exit
+// status is 1.
+func TestFolderWithStrayFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"dashboard.json": `{"annotations": {"list": []}, "panels": []}`,
+		"rollout.yaml":   "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: checkout, namespace: shop}\nspec: {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, output := range []string{"table", "json"} {
+		code, stdout, stderr := run(t, "", "health", "-f", dir, "-o", output)
+		if code != 1 || !strings.Contains(stdout, "checkout") ||
+			!strings.Contains(stderr, filepath.Join(dir, "dashboard.json")+" (document 1): not a Kubernetes object") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("-o %s: exit %d\nstdout %s\nstderr %s", output, code, stdout, stderr)
 		}
 	}
 }

@@ -113,12 +113,15 @@ func runHealth(o *Options, f *healthFlags) error {
 		source = s
 	}
 	profile := f.version.p
-	rows, err := evaluateAll(manifest.NewReader(f.files, o.In), source, profile)
+	rows, bad, err := evaluateAll(manifest.NewReader(f.files, o.In), source, profile)
 	if err != nil {
 		return err
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && len(bad) == 0 {
 		return manifest.ErrNoObjects
+	}
+	if len(rows) == 0 {
+		return reportBad(o, bad)
 	}
 	// Rows are small beside the objects they come from; holding them until the end means an error in the
 	// last object still leaves stdout empty.
@@ -126,8 +129,22 @@ func runHealth(o *Options, f *healthFlags) error {
 	if err := writeRows(&b, f.output.String(), rows); err != nil {
 		return err
 	}
-	_, err = o.Out.Write(b.Bytes())
-	return err
+	if _, err = o.Out.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return reportBad(o, bad)
+}
+
+// reportBad prints the documents that are not Kubernetes objects, one line each, and makes the exit
+// status 1: a folder with one stray file (Rollouts' examples/ has a dashboard.json) is still evaluated.
+func reportBad(o *Options, bad []error) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	for _, e := range bad {
+		fmt.Fprintf(o.ErrOut, "Error: %s\n", e)
+	}
+	return &ExitError{Code: 1}
 }
 
 // evaluateAll decodes and evaluates the input unit by unit on every core, keeping only the rows: memory
@@ -137,22 +154,25 @@ func runHealth(o *Options, f *healthFlags) error {
 // A List cut into items is decoded whole instead as soon as one of its items fails to decode or to check
 // on its own (manifest.ErrSplit): the rows taken from its earlier items are dropped and the document is
 // evaluated from its general decoding, so the outcome is always that of decoding each document whole.
-func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
+//
+// A document that does not decode is no reason to stop: it is returned in bad, in input order, and the
+// rest is evaluated.
+func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile) (rows []HealthRow, bad []error, err error) {
 	type result struct {
-		u       manifest.Unit
-		rows    []HealthRow
-		decoded bool // false: the unit did not decode on its own
+		u         manifest.Unit
+		rows      []HealthRow
+		decoded   bool // false: the unit did not decode on its own
+		decodeErr error
 	}
-	var rows []HealthRow
 	var docStart int        // index in rows of the current document's first row
 	var docKey, skip string // the current document; a document decoded whole, whose other units are ignored
-	err := ordered.Map(0, r.Next, func(u manifest.Unit) (result, error) {
+	err = ordered.Map(0, r.Next, func(u manifest.Unit) (result, error) {
 		rs, decodeErr, err := evaluateUnit(u, source, profile)
 		if decodeErr != nil {
 			if u.Item > 0 {
 				return result{u: u}, nil
 			}
-			return result{}, decodeErr
+			return result{u: u, decoded: true, decodeErr: decodeErr}, nil
 		}
 		return result{u: u, rows: rs, decoded: true}, err
 	}, func(res result) error {
@@ -164,11 +184,16 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 		if key == skip {
 			return nil
 		}
+		if res.decodeErr != nil {
+			bad = append(bad, res.decodeErr)
+			return nil
+		}
 		if !res.decoded {
 			rows, skip = rows[:docStart], key
 			objs, err := res.u.DecodeDocument()
 			if err != nil {
-				return err
+				bad = append(bad, err)
+				return nil
 			}
 			rs, err := evaluate(objs, source, profile)
 			rows = append(rows, rs...)
@@ -177,7 +202,7 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 		rows = append(rows, res.rows...)
 		return nil
 	})
-	return rows, err
+	return rows, bad, err
 }
 
 // evaluateUnit decodes and evaluates one unit. decodeErr is a failure to decode or check it, err a
