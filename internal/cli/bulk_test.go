@@ -40,7 +40,7 @@ func TestHealthBulkMatchesSerial(t *testing.T) {
 	var want []HealthRow
 	for i, item := range list.Items {
 		o := manifest.Object{Source: jsonFile, Doc: 1, Item: i + 1, Object: item}
-		row, script, _ := newRow(o, bundledScripts)
+		row, script, _ := newRow(o, bundledScripts, engine.Default)
 		if script != "" {
 			// The CLI's default profile, one object at a time.
 			h, err := engine.Engine{Profile: engine.Default}.ResourceHealth(o.Object, script)

@@ -29,7 +29,7 @@ func TestHealthCommand(t *testing.T) {
 		{name: "example table", args: []string{"health", "-f", "../../testdata/examples/canary-analysis.yaml"},
 			wantOut: []string{"Rollout      shop       checkout", "Degraded", "Step analysis run checkout-7bb9d897fd-7-2 Failed", "Background analysis run payments-6f7c8d9b5-12 Running"}},
 		{name: "list and kind without script", args: []string{"health", "-f", "testdata/list.yaml"},
-			wantOut: []string{"run-1", "Suspended", "Deployment   shop       web    -", "no health script for apps/Deployment"}},
+			wantOut: []string{"run-1", "Suspended", "Deployment   shop       web    -", "not evaluated: no script here for apps/Deployment; Argo CD uses gitops-engine's built-in Go health check"}},
 		{name: "json from stdin", args: []string{"health", "-f", "-", "-o", "json"}, stdin: `{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun", "metadata": {"name": "s"}, "status": {"phase": "Running"}}`,
 			wantOut: []string{`"status": "Progressing"`, `"message": "Analysis run is running"`, `"script": "bundled"`}},
 		{name: "yaml output", args: []string{"health", "-f", "testdata/run.json", "-o", "yaml"},
@@ -183,6 +183,38 @@ func TestFolderWithStrayFile(t *testing.T) {
 		if code != 1 || !strings.Contains(stdout, "checkout") ||
 			!strings.Contains(stderr, filepath.Join(dir, "dashboard.json")+" (document 1): not a Kubernetes object") || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("-o %s: exit %d\nstdout %s\nstderr %s", output, code, stdout, stderr)
+		}
+	}
+}
+
+// TestHealthWithoutScript: for a kind without a script here, health never claims there is no health when
+// Argo CD has one: it names Argo CD's built-in, with the bundled scripts and with an argocd-cm alike.
+func TestHealthWithoutScript(t *testing.T) {
+	cm := filepath.Join(t.TempDir(), "argocd-cm.yaml")
+	code, out, stderr := run(t, "", "generate", "--format", "argocd-cm", "--out", cm)
+	if code != 0 {
+		t.Fatalf("generate: %d %s %s", code, out, stderr)
+	}
+	for _, v := range []string{"v2.14", "v3.2", "v3.6"} {
+		for _, extra := range [][]string{nil, {"--argocd-cm", cm}} {
+			args := append([]string{"health", "-f", "testdata/no-script-kinds.yaml", "--argocd-version", v, "-o", "json"}, extra...)
+			code, out, stderr := run(t, "", args...)
+			if code != 0 {
+				t.Fatalf("%v: %d %s", args, code, stderr)
+			}
+			var rows []HealthRow
+			if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 3 {
+				t.Fatalf("%v: %v %s", args, err, out)
+			}
+			for i, want := range []string{
+				"Argo CD uses gitops-engine's built-in Go health check",
+				"Argo CD " + v + " uses its built-in resource_customizations/cert-manager.io/Certificate/health.lua",
+				"no health script for ConfigMap, and Argo CD " + v + " has no built-in one",
+			} {
+				if !strings.Contains(rows[i].Message, want) || rows[i].Status != "" {
+					t.Errorf("%v: %s %s: %q, want %q", args, rows[i].Kind, rows[i].Status, rows[i].Message, want)
+				}
+			}
 		}
 	}
 }

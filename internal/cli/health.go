@@ -15,6 +15,7 @@ import (
 	goyaml "sigs.k8s.io/yaml/goyaml.v2"
 
 	"github.com/analysis-health/analysis-health/argocdcm"
+	"github.com/analysis-health/analysis-health/argocdcm/builtin"
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/ordered"
 	"github.com/analysis-health/analysis-health/lua"
@@ -216,7 +217,7 @@ func evaluateUnit(u manifest.Unit, source scriptSource, profile engine.Profile) 
 		if herr != nil {
 			return nil, herr, nil
 		}
-		row, script, openLibs := newRow(obj, source)
+		row, script, openLibs := newRow(obj, source, profile)
 		if script != "" {
 			h, err := engine.Engine{Profile: profile, OpenLibs: openLibs, ReuseStates: true}.ExecuteJSON(item, script)
 			if !errors.Is(err, engine.ErrInvalidJSON) {
@@ -238,7 +239,7 @@ func evaluateUnit(u manifest.Unit, source scriptSource, profile engine.Profile) 
 func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
 	rows := make([]HealthRow, 0, len(objs))
 	for _, obj := range objs {
-		row, script, openLibs := newRow(obj, source)
+		row, script, openLibs := newRow(obj, source, profile)
 		// What gitops-engine records: the profile's deletion handling, v3.6's "no health"; an object being
 		// deleted is Progressing "Pending deletion" in every release even without a script.
 		h, err := engine.Engine{Profile: profile, OpenLibs: openLibs, ReuseStates: true}.ResourceHealth(obj.Object, script)
@@ -263,14 +264,32 @@ func deleting(obj manifest.Object) bool {
 	return ok
 }
 
-// newRow starts obj's row and finds its script; without one the row is complete.
-func newRow(obj manifest.Object, source scriptSource) (row HealthRow, script string, openLibs bool) {
+// newRow starts obj's row and finds its script; without one the row is complete, and says what Argo CD
+// uses instead.
+func newRow(obj manifest.Object, source scriptSource, profile engine.Profile) (row HealthRow, script string, openLibs bool) {
 	row = HealthRow{APIVersion: obj.APIVersion(), Kind: obj.Kind(), Namespace: obj.Namespace(), Name: obj.Name()}
 	script, openLibs, row.Script = source(obj.Group(), obj.Kind())
 	if script == "" {
-		row.Message = fmt.Sprintf("no health script for %s", argocdcm.ConfigMapKey(obj.Group(), obj.Kind()))
+		row.Message = withoutScript(obj.Group(), obj.Kind(), profile)
 	}
 	return row, script, openLibs
+}
+
+// withoutScript says which health Argo CD gives a kind this tool has no script for: its built-in Lua
+// script (argocdcm/builtin, the release's own resource_customizations list; Argo CD tries it first, util/lua
+// GetHealthScript), else gitops-engine's Go check, else none. Neither is evaluated here: the CLI ships no
+// Argo CD code.
+func withoutScript(group, kind string, profile engine.Profile) string {
+	key := argocdcm.ConfigMapKey(group, kind)
+	if ix, err := builtin.For(profile.String()); err == nil {
+		if p, _, ok := ix.Health(key); ok {
+			return fmt.Sprintf("not evaluated: no script here for %s; Argo CD %s uses its built-in resource_customizations/%s", key, profile, p)
+		}
+	}
+	if engine.GoHealthCheck(group, kind) {
+		return fmt.Sprintf("not evaluated: no script here for %s; Argo CD uses gitops-engine's built-in Go health check", key)
+	}
+	return fmt.Sprintf("no health script for %s, and Argo CD %s has no built-in one: it reports no health", key, profile)
 }
 
 // with completes the row with h; a nil h is "no health" (a v3.6 script returned nil).
