@@ -21,6 +21,7 @@ type generateFlags struct {
 	out          string
 	actions      bool
 	blockBypass  bool
+	remove       bool
 	kargo        kargoFlags
 	version      profileValue
 }
@@ -95,6 +96,7 @@ nothing behind. See docs/install.md.`,
 	cmd.Flags().BoolVar(&f.actions, "actions", true, "include the resource actions (resource.customizations.actions.* keys, actions/ folders in --format lua)")
 	addVersionFlag(cmd, &f.version, "Argo CD release line to render the health scripts for (the form cheapest in its Lua VM) and to derive --format lua's test expectations under")
 	cmd.Flags().BoolVar(&f.blockBypass, "block-bypass-on-failed-analysis", true, "list a Rollout's promote-full and skip-current-step disabled while its current analysis has failed (=false: Argo CD's built-in entries stand)")
+	cmd.Flags().BoolVar(&f.remove, "remove", false, "--format patch: the uninstall, a merge patch that deletes every key the same options install (docs/install.md)")
 	addKargoFlags(cmd.Flags(), &f.kargo)
 	return cmd
 }
@@ -104,6 +106,7 @@ nothing behind. See docs/install.md.`,
 // A flag not listed applies to every format.
 var formatOnly = map[string][]generator.Format{
 	"argocd-name":                     {generator.Operator, generator.OperatorJSON6902},
+	"remove":                          {generator.Patch},
 	"kinds":                           nonKargo(),
 	"actions":                         nonKargo(),
 	"block-bypass-on-failed-analysis": nonKargo(),
@@ -155,6 +158,7 @@ func runGenerate(o *Options, f *generateFlags) error {
 		Actions:                     new(f.actions),
 		BlockBypassOnFailedAnalysis: new(f.blockBypass),
 		ArgoCDVersion:               f.version.p.String(),
+		Remove:                      f.remove,
 	}
 	if f.inconclusive.String() == "degraded" {
 		opts.Inconclusive = generator.InconclusiveDegraded

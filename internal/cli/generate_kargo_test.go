@@ -69,6 +69,7 @@ func TestFlagsThatDoNotApply(t *testing.T) {
 		{append(kargo, "--actions=false"), "--actions only applies to --format argocd-cm"},
 		{append(kargo, "--block-bypass-on-failed-analysis=false"), "--block-bypass-on-failed-analysis only applies to --format argocd-cm"},
 		{append(kargo, "--argocd-version", "v3.2"), "--argocd-version only applies to --format argocd-cm"},
+		{[]string{"--format", "helm", "--remove"}, "--remove only applies to --format patch"},
 	} {
 		code, stdout, stderr := run(append([]string{"generate"}, tc.args...)...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {
