@@ -3,13 +3,21 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: timelines-png all build test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
+.PHONY: timelines-png all build dist test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
 build:
 	$(GO) build -o bin/analysis-health ./cmd/analysis-health
 	$(GO) build -o bin/rollouts-plugin-metric-analysis-health ./cmd/rollouts-plugin-metric-analysis-health
+
+# The release (internal/dist): both binaries statically linked (CGO_ENABLED=0, -trimpath), the CLI for
+# linux and darwin, amd64 and arm64, the plugin for linux amd64 and arm64, named <command>-<os>-<arch>,
+# stamped with `git describe --tags --always --dirty`, and SHA256SUMS. Two runs on one commit give the
+# same bytes (internal/dist TestReproducible).
+DIST ?= dist
+dist:
+	$(GO) run ./internal/dist/mkdist -o $(DIST)
 
 # Proofs that need upstream files outside the Go modules (internal/upstream: $ANALYSIS_HEALTH_VENDOR,
 # default ../shared/vendor) skip when they are absent and append one line each to this log; `make test`

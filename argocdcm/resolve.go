@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/argocdcm/builtin"
+	"github.com/analysis-health/analysis-health/lua"
 )
 
 // Source says where the script Argo CD uses for a kind comes from.
@@ -343,7 +344,7 @@ func Warnings(data map[string]string, ix builtin.Index, present map[string]bool)
 				add(origin("actions", key), "hides the built-in actions %s from the menu (mergeBuiltinActions is false); they stay runnable by name", strings.Join(builtins, ", "))
 			}
 			for _, d := range a.Definitions {
-				if _, ok := ix.Action(key, d.Name); ok {
+				if _, ok := ix.Action(key, d.Name); ok && !bundledAction(key, d.Name, d.ActionLua) {
 					add(origin("actions", key), "action %s replaces the built-in action of that name", d.Name)
 				}
 			}
@@ -354,6 +355,23 @@ func Warnings(data map[string]string, ix builtin.Index, present map[string]bool)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
+}
+
+// bundledAction reports whether script is analysis-health's own action of that name for key, as
+// `generate` writes it: that replacement of a built-in is deliberate (docs/actions.md), and the scripts
+// table still shows it, so it is no warning. An edited copy is one again.
+func bundledAction(key, name, script string) bool {
+	group, kind := SplitKey(key)
+	_, defs, err := lua.Actions(group, kind)
+	if err != nil {
+		return false
+	}
+	for _, d := range defs {
+		if d.Name == name && strings.TrimSpace(d.Script) == strings.TrimSpace(script) {
+			return true
+		}
+	}
+	return false
 }
 
 func firstField(o Override) string {

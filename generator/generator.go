@@ -108,6 +108,9 @@ type Options struct {
 	// ArgoCDVersion picks the form of the health scripts that is cheapest in that Argo CD's Lua VM
 	// (FormFor); empty keeps the source as written. The lua format always holds the source.
 	ArgoCDVersion string
+	// Remove makes the patch format the uninstall: a merge patch that deletes (null) every key the same
+	// options install, so Argo CD's built-in scripts and actions apply again. Patch format only.
+	Remove bool
 }
 
 // File is one rendered file. Path is a slash-separated path relative to the output folder for folder
@@ -128,6 +131,7 @@ type resolved struct {
 	// actionKinds are the selected kinds with bundled actions, empty when actions are off.
 	actionKinds   []lua.Kind
 	blockBypass   bool
+	remove        bool
 	form          Form
 	argocdVersion string
 	// profile is the engine profile of argocdVersion, under which the lua format derives its expectations.
@@ -145,6 +149,7 @@ func (o Options) resolve() (resolved, error) {
 		inconclusive: o.Inconclusive, namespace: o.Namespace, argocdName: o.ArgoCDName, version: o.Version,
 		actions:     o.Actions == nil || *o.Actions,
 		blockBypass: o.BlockBypassOnFailedAnalysis == nil || *o.BlockBypassOnFailedAnalysis,
+		remove:      o.Remove,
 	}
 	form, err := FormFor(o.ArgoCDVersion)
 	if err != nil {
@@ -287,6 +292,9 @@ func Generate(f Format, o Options) ([]File, error) {
 	r, err := o.resolve()
 	if err != nil {
 		return nil, err
+	}
+	if r.remove && f != Patch {
+		return nil, fmt.Errorf("remove applies to the %s format only, not %s", Patch, f)
 	}
 	var files []File
 	switch f {
@@ -449,6 +457,9 @@ func (r resolved) command(f Format) string {
 	target := "--namespace " + r.namespace
 	if f == Operator || f == OperatorJSON6902 {
 		target = "--argocd-name " + r.argocdName + " " + target
+	}
+	if r.remove {
+		version += " --remove"
 	}
 	return fmt.Sprintf("analysis-health generate --format %s --inconclusive %s --kinds %s %s %s%s",
 		f, strings.ToLower(r.inconclusive), strings.Join(kinds, ","), target, actions, version)

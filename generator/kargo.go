@@ -69,6 +69,10 @@ type KargoOptions struct {
 	// template runs it. Empty: the revision the Rollout delivers at the first measurement (commitFrom
 	// Freight; Kargo starts verification only once the Stage is Healthy).
 	ImageRepo string
+	// Inconclusive is the plugin's inconclusive option: InconclusiveDegraded makes an inconclusive analysis a failed
+	// verification, as Options.Inconclusive makes it Degraded in the scripts; empty or InconclusiveSuspended:
+	// the plugin's default, Inconclusive.
+	Inconclusive string
 	// Version of analysis-health named in the headers; default "dev".
 	Version string
 }
@@ -122,6 +126,9 @@ func (o KargoOptions) Validate() error {
 	}
 	if o.ImageRepo != "" && (strings.ContainsAny(o.ImageRepo, " \t\n\"'{}$") || strings.Contains(o.ImageRepo, "@") || strings.Contains(o.ImageRepo[strings.LastIndex(o.ImageRepo, "/")+1:], ":")) {
 		errs = append(errs, fmt.Sprintf("image repository %q is not a repository URL (no tag, digest, quotes or expressions)", o.ImageRepo))
+	}
+	if o.Inconclusive != "" && o.Inconclusive != InconclusiveSuspended && o.Inconclusive != InconclusiveDegraded {
+		errs = append(errs, fmt.Sprintf("inconclusive %q is neither %s nor %s", o.Inconclusive, InconclusiveSuspended, InconclusiveDegraded))
 	}
 	if o.RolloutsServiceAccount != "" {
 		ns, name, ok := strings.Cut(o.RolloutsServiceAccount, "/")
@@ -207,6 +214,9 @@ func (o KargoOptions) command() string {
 	if o.RolloutsServiceAccount != DefaultRolloutsServiceAccount {
 		c += " --rollouts-service-account " + o.RolloutsServiceAccount
 	}
+	if o.Inconclusive == InconclusiveDegraded {
+		c += " --inconclusive degraded"
+	}
 	return c + " --out DIR"
 }
 
@@ -252,6 +262,9 @@ func kargoTemplate(o KargoOptions) ([]byte, error) {
 	}
 	if o.KubeconfigSecret != "" {
 		config["kubeconfigSecret"] = object{"name": o.KubeconfigSecret, "key": o.KubeconfigKey}
+	}
+	if o.Inconclusive == InconclusiveDegraded {
+		config["inconclusive"] = "degraded"
 	}
 	md := object{"name": KargoTemplateName, "labels": kargoLabels}
 	kind := "ClusterAnalysisTemplate"

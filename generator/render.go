@@ -56,6 +56,27 @@ func renderPatch(r resolved) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.remove {
+		// null deletes a key in a merge patch (RFC 7386); every other setting stays.
+		keys := make([]string, 0, len(data))
+		for k := range data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		nulls := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		for _, k := range keys {
+			nulls.Content = append(nulls.Content, str(k), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"})
+		}
+		out, err := encode(r.header(Patch,
+			"JSON merge patch that removes the analysis-health keys of argocd-cm, so Argo CD's built-in health",
+			"scripts and actions apply again (docs/install.md, uninstall):",
+			"  kubectl patch configmap argocd-cm -n "+r.namespace+" --type merge --patch-file "+patchFile,
+		), mapping("data", nulls), nil)
+		if err != nil {
+			return nil, err
+		}
+		return []File{{Path: patchFile, Data: out}}, nil
+	}
 	// Only data keys: a merge patch replaces exactly the keys it names and leaves every other setting alone.
 	doc := mapping("data", scripts(data))
 	out, err := encode(r.header(Patch,

@@ -92,9 +92,13 @@ func selectTemplates(all []*tmpl, names []string) ([]*tmpl, error) {
 	var selected []*tmpl
 	has := map[*tmpl]bool{}
 	for _, name := range names {
+		sel, err := inspect.ParseTemplateSelector(name)
+		if err != nil {
+			return nil, fmt.Errorf("--template: %w", err)
+		}
 		var matches []*tmpl
 		for _, t := range all {
-			if name == t.obj.Name() || name == t.obj.Namespace()+"/"+t.obj.Name() {
+			if sel.Matches(t.obj.Kind(), t.obj.Namespace(), t.obj.Name()) {
 				matches = append(matches, t)
 			}
 		}
@@ -107,7 +111,7 @@ func selectTemplates(all []*tmpl, names []string) ([]*tmpl, error) {
 			for _, m := range matches {
 				ids = append(ids, m.id()+" at "+m.obj.Where())
 			}
-			return nil, fmt.Errorf("--template %s: ambiguous, it names %s; use NAMESPACE/NAME", name, strings.Join(ids, " and "))
+			return nil, fmt.Errorf("--template %s: ambiguous, it names %s; use NAMESPACE/NAME or KIND/NAME (%s)", name, strings.Join(ids, " and "), inspect.TemplateGrammar)
 		}
 		if !has[matches[0]] {
 			has[matches[0]] = true

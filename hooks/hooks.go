@@ -171,7 +171,7 @@ func Generate(streams []manifest.Stream, opts Options) (*Result, error) {
 	if len(objs) == 0 {
 		// An empty render is almost always a broken pipeline; as a Config Management Plugin, passing it
 		// on would let Argo CD prune the whole application.
-		return nil, errors.New("no Kubernetes objects in the input")
+		return nil, manifest.ErrNoObjects
 	}
 	report, err := inspect.Inspect(objs, inspect.Options{KargoTimeout: opts.KargoTimeout, KnownTemplates: opts.KnownTemplates})
 	if err != nil {

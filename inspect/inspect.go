@@ -45,7 +45,8 @@ type Options struct {
 	// KargoTimeout is the argocd-update step timeout the estimate is compared with.
 	KargoTimeout time.Duration
 	// KnownTemplates name templates that exist in the cluster without being in the input (platform
-	// ClusterAnalysisTemplates, say): they count as present, and their metrics as unknown.
+	// ClusterAnalysisTemplates, say), in TemplateGrammar: they count as present, and their metrics as
+	// unknown.
 	KnownTemplates []string
 	// ArgoCDSyncTimeout is Argo CD's controller.sync.timeout.seconds; 0 (the default) is no timeout.
 	ArgoCDSyncTimeout time.Duration
@@ -183,7 +184,7 @@ type inspector struct {
 	templates []*template
 	// byName indexes templates by name, in input order, so that resolving stays linear in the input.
 	byName map[string][]*template
-	known  map[string]bool
+	known  []TemplateSelector
 	report *Report
 }
 
@@ -192,9 +193,13 @@ func Inspect(objs []manifest.Object, opts Options) (*Report, error) {
 	if opts.KargoTimeout == 0 {
 		opts.KargoTimeout = DefaultKargoTimeout
 	}
-	in := &inspector{opts: opts, known: map[string]bool{}, report: &Report{Rollouts: []Rollout{}, Templates: []Template{}, Problems: []Problem{}}}
+	in := &inspector{opts: opts, report: &Report{Rollouts: []Rollout{}, Templates: []Template{}, Problems: []Problem{}}}
 	for _, k := range opts.KnownTemplates {
-		in.known[k] = true
+		sel, err := ParseTemplateSelector(k)
+		if err != nil {
+			return nil, fmt.Errorf("known template: %w", err)
+		}
+		in.known = append(in.known, sel)
 	}
 	for _, o := range objs {
 		if o.Group() != group || (o.Kind() != KindTemplate && o.Kind() != KindClusterTmpl) {
@@ -285,6 +290,20 @@ type resolved struct {
 	opaque bool
 }
 
+// isKnown reports whether a KnownTemplates entry names ref, referenced from namespace ns.
+func (in *inspector) isKnown(ref templateRef, ns string) bool {
+	kind := KindTemplate
+	if ref.ClusterScope {
+		kind, ns = KindClusterTmpl, ""
+	}
+	for _, k := range in.known {
+		if k.Matches(kind, ns, ref.TemplateName) {
+			return true
+		}
+	}
+	return false
+}
+
 func (in *inspector) resolve(refs []templateRef, ns, user string, top bool, r *resolved, seen map[templateRef]bool) {
 	for _, ref := range refs {
 		if seen[ref] {
@@ -292,7 +311,7 @@ func (in *inspector) resolve(refs []templateRef, ns, user string, top bool, r *r
 		}
 		seen[ref] = true
 		t := in.find(ref, ns)
-		present := t != nil || in.known[ref.TemplateName]
+		present := t != nil || in.isKnown(ref, ns)
 		if top {
 			r.refs = append(r.refs, TemplateRef{Name: ref.TemplateName, ClusterScope: ref.ClusterScope, Present: present})
 		}

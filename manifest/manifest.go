@@ -20,7 +20,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -73,6 +75,11 @@ func str(v any) string {
 	return s
 }
 
+// ErrNoObjects is the one error of every verb given input without a single object: an empty file, a
+// lone ---, comments only, null or an empty List. That is almost always a broken pipeline, never a
+// clean result (as a Config Management Plugin, passing it on would let Argo CD prune everything).
+var ErrNoObjects = errors.New("no Kubernetes objects in the input")
+
 // Read loads every object from the given paths; "-" reads stdin. Folders are walked for .yaml, .yml and
 // .json files in lexical order.
 func Read(paths []string, stdin io.Reader) ([]Object, error) {
@@ -99,7 +106,7 @@ func ReadStreams(paths []string, stdin io.Reader) ([]Stream, error) {
 		return docJob{stream: len(out) - 1, source: r.source, c: c}, ok, err
 	}
 	decode := func(j docJob) (docJob, error) {
-		objs, err := decodeDocument(j.source, j.c.doc, j.c.body)
+		objs, err := decodeDocument(j.source, j.c.doc, j.c.line, j.c.body)
 		j.objs = objs
 		return j, err
 	}
@@ -148,7 +155,7 @@ func (r *Reader) Next() (u Unit, ok bool, err error) {
 		if err != nil || !ok {
 			return Unit{}, ok, err
 		}
-		r.units = planDocument(r.source, c.doc, c.body)
+		r.units = planDocument(r.source, c.doc, c.line, c.body)
 	}
 	u, r.units = r.units[0], r.units[1:]
 	return u, true, nil
@@ -310,7 +317,7 @@ func DecodeStream(source string, raw []byte) (Stream, error) {
 		if !ok {
 			break
 		}
-		objs, err := decodeDocument(source, c.doc, c.body)
+		objs, err := decodeDocument(source, c.doc, c.line, c.body)
 		if err != nil {
 			return Stream{}, err
 		}
@@ -322,7 +329,9 @@ func DecodeStream(source string, raw []byte) (Stream, error) {
 
 // chunk is one document as split: its separator lines and its own lines, both slices of the input.
 type chunk struct {
-	doc        int
+	doc int
+	// line is the 1-based line of the file that body starts on, for error messages.
+	line       int
 	lead, body []byte
 }
 
@@ -341,6 +350,7 @@ type splitter struct {
 	carry int
 	moved bool
 	tail  []byte
+	lines int // lines before pos
 }
 
 func (sp *splitter) next() (chunk, bool, error) {
@@ -348,35 +358,38 @@ func (sp *splitter) next() (chunk, bool, error) {
 	if sp.moved {
 		start, sp.moved = sp.carry, false
 	}
-	leadEnd := sp.pos
+	leadEnd, line := sp.pos, sp.lines+1
 	for sp.pos < len(sp.raw) {
 		n := bytes.IndexByte(sp.raw[sp.pos:], '\n') + 1
 		if n == 0 {
 			n = len(sp.raw) - sp.pos
 		}
-		line := sp.raw[sp.pos : sp.pos+n]
-		if !bytes.HasPrefix(line, []byte("---")) {
+		text := sp.raw[sp.pos : sp.pos+n]
+		if !bytes.HasPrefix(text, []byte("---")) {
 			sp.pos += n
+			sp.lines++
 			open = true
 			continue
 		}
-		if rest := strings.TrimSpace(string(line[3:])); rest != "" && rest[0] != '#' {
+		if rest := strings.TrimSpace(string(text[3:])); rest != "" && rest[0] != '#' {
 			return chunk{}, false, fmt.Errorf("invalid Yaml document separator: %s", rest)
 		}
 		if open {
 			sp.doc++
-			c := chunk{doc: sp.doc, lead: sp.raw[start:leadEnd], body: sp.raw[leadEnd:sp.pos]}
+			c := chunk{doc: sp.doc, line: line, lead: sp.raw[start:leadEnd], body: sp.raw[leadEnd:sp.pos]}
 			sp.carry, sp.moved = sp.pos, true
 			sp.pos += n
+			sp.lines++
 			return c, true, nil
 		}
 		sp.pos += n
-		leadEnd = sp.pos
+		sp.lines++
+		leadEnd, line = sp.pos, sp.lines+1
 		open = true
 	}
 	if open {
 		sp.doc++
-		return chunk{doc: sp.doc, lead: sp.raw[start:leadEnd], body: sp.raw[leadEnd:sp.pos]}, true, nil
+		return chunk{doc: sp.doc, line: line, lead: sp.raw[start:leadEnd], body: sp.raw[leadEnd:sp.pos]}, true, nil
 	}
 	if start < sp.pos {
 		sp.tail = sp.raw[start:sp.pos]
@@ -391,8 +404,10 @@ type Unit struct {
 	Doc    int
 	// Item is the item's 1-based index in its List, 0 for a whole document.
 	Item int
-	// doc is the document's bytes (the Raw of its objects), item the item's when Item > 0.
+	// doc is the document's bytes (the Raw of its objects), item the item's when Item > 0; line is the
+	// file line doc starts on.
 	doc, item []byte
+	line      int
 	yaml      bool           // item is a "- ..." entry of a YAML List, else JSON
 	header    map[string]any // see Header
 	whole     *whole
@@ -422,7 +437,7 @@ func (u Unit) Document() (source string, doc int) { return u.Source, u.Doc }
 // its own; nothing is decided about the item then, DecodeDocument does.
 func (u Unit) Decode() ([]Object, error) {
 	if u.Item == 0 {
-		return decodeGeneral(u.Source, u.Doc, u.doc)
+		return decodeGeneral(u.Source, u.Doc, u.line, u.doc)
 	}
 	var v any
 	if u.yaml {
@@ -448,16 +463,16 @@ func (u Unit) Decode() ([]Object, error) {
 // DecodeDocument decodes the unit's whole document the general way (once for all its units).
 func (u Unit) DecodeDocument() ([]Object, error) {
 	if u.whole == nil {
-		return decodeGeneral(u.Source, u.Doc, u.doc)
+		return decodeGeneral(u.Source, u.Doc, u.line, u.doc)
 	}
-	u.whole.once.Do(func() { u.whole.objs, u.whole.err = decodeGeneral(u.Source, u.Doc, u.doc) })
+	u.whole.once.Do(func() { u.whole.objs, u.whole.err = decodeGeneral(u.Source, u.Doc, u.line, u.doc) })
 	return u.whole.objs, u.whole.err
 }
 
 // planDocument cuts a document into units: one per item for a List it can cut, the whole document
 // otherwise.
-func planDocument(source string, doc int, body []byte) []Unit {
-	wholeDoc := []Unit{{Source: source, Doc: doc, doc: body}}
+func planDocument(source string, doc, line int, body []byte) []Unit {
+	wholeDoc := []Unit{{Source: source, Doc: doc, doc: body, line: line}}
 	if looksLikeJSON(body) {
 		l, err := splitJSONList(body)
 		if err != nil {
@@ -473,7 +488,7 @@ func planDocument(source string, doc int, body []byte) []Unit {
 		units := make([]Unit, len(l.items))
 		w := &whole{}
 		for i, it := range l.items {
-			units[i] = Unit{Source: source, Doc: doc, Item: i + 1, doc: body, item: it, header: l.headers[i], whole: w}
+			units[i] = Unit{Source: source, Doc: doc, Item: i + 1, doc: body, line: line, item: it, header: l.headers[i], whole: w}
 		}
 		return units
 	}
@@ -484,7 +499,7 @@ func planDocument(source string, doc int, body []byte) []Unit {
 	units := make([]Unit, len(items))
 	w := &whole{}
 	for i, it := range items {
-		units[i] = Unit{Source: source, Doc: doc, Item: i + 1, doc: body, item: it, yaml: true, whole: w}
+		units[i] = Unit{Source: source, Doc: doc, Item: i + 1, doc: body, line: line, item: it, yaml: true, whole: w}
 	}
 	return units
 }
@@ -502,8 +517,8 @@ func looksLikeJSON(b []byte) bool {
 
 // decodeDocument decodes every object of a document, its units one after the other; when one of them
 // fails, the document is decoded whole, which gives the outcome and the message of decoding it whole.
-func decodeDocument(source string, doc int, body []byte) ([]Object, error) {
-	units := planDocument(source, doc, body)
+func decodeDocument(source string, doc, line int, body []byte) ([]Object, error) {
+	units := planDocument(source, doc, line, body)
 	if len(units) == 1 && units[0].Item == 0 {
 		return units[0].Decode()
 	}
@@ -521,16 +536,31 @@ func decodeDocument(source string, doc int, body []byte) ([]Object, error) {
 
 // decodeGeneral decodes a document with sigs.k8s.io/yaml (YAML, and JSON as YAML), as Kubernetes tools
 // read manifests.
-func decodeGeneral(source string, doc int, body []byte) ([]Object, error) {
+func decodeGeneral(source string, doc, line int, body []byte) ([]Object, error) {
 	if len(bytes.TrimSpace(stripComments(body))) == 0 {
 		return nil, nil
 	}
-	var obj map[string]any
-	if err := sigsyaml.Unmarshal(body, &obj); err != nil {
-		return nil, fmt.Errorf("%s (document %d): %w", source, doc, err)
+	var v any
+	if err := sigsyaml.Unmarshal(body, &v); err != nil {
+		return nil, syntaxError(source, doc, line, err)
 	}
-	if obj == nil {
+	if v == nil {
 		return nil, nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		what := fmt.Sprintf("a %T", v)
+		switch v.(type) {
+		case []any:
+			what = "a list (to give several objects, use a kind: List with items, or --- between YAML documents)"
+		case string:
+			what = "a string"
+		case bool:
+			what = "a boolean"
+		case float64, int64:
+			what = "a number"
+		}
+		return nil, fmt.Errorf("%s (document %d, line %d): not a Kubernetes object: the document is %s", source, doc, line, what)
 	}
 	o := Object{Source: source, Doc: doc, Object: obj, Raw: body}
 	if items, isList := obj["items"]; isList && strings.HasSuffix(o.Kind(), "List") {
@@ -556,6 +586,20 @@ func decodeGeneral(source string, doc int, body []byte) ([]Object, error) {
 		return nil, err
 	}
 	return []Object{o}, nil
+}
+
+// yamlLine is goyaml's position, counted from the document's first line.
+var yamlLine = regexp.MustCompile(`^(?:error converting YAML to JSON: )?yaml: line (\d+): `)
+
+// syntaxError names the file line of a YAML error, which goyaml counts from the document's start.
+func syntaxError(source string, doc, line int, err error) error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return fmt.Errorf("%s (document %d, line %d): %s", source, doc, line+n-1, msg[len(m[0]):])
+	}
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	return fmt.Errorf("%s (document %d): %s", source, doc, msg)
 }
 
 func (o Object) validate() error {

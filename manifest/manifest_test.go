@@ -101,7 +101,11 @@ func TestDecodeKeepsRawAndComments(t *testing.T) {
 func TestDecodeErrors(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"bad separator", "apiVersion: v1\nkind: A\n---foo\nkind: B\n", "in (document 1): invalid Yaml document separator: foo"},
-		{"malformed", "apiVersion: v1\nkind: A\n---\nkind: [\n", "in (document 2): error converting YAML to JSON"},
+		{"malformed", "apiVersion: v1\nkind: A\n---\nkind: [\n", "in (document 2, line 4): did not find expected node content"},
+		{"error line counts from the file's start", "# c\napiVersion: v1\nkind: A\n---\n---\n# c\napiVersion: v1\nkind: B\nmetadata: {name: [\n", "in (document 2, line 9): did not find expected"},
+		{"a list", "- a\n- b\n", "in (document 1, line 1): not a Kubernetes object: the document is a list"},
+		{"a JSON array", "---\n[1, 2]\n", "in (document 1, line 2): not a Kubernetes object: the document is a list"},
+		{"a string", "hello\n", "in (document 1, line 1): not a Kubernetes object: the document is a string"},
 		{"no kind", "---\napiVersion: v1\nmetadata: {name: x}\n", "in (document 1): not a Kubernetes object: missing or non-string kind"},
 		{"list item", "apiVersion: v1\nkind: List\nitems:\n- 3\n", "in (document 1, item 1): item is not an object"},
 	} {
@@ -166,10 +170,10 @@ func TestJSONListItemsMatchGeneralDecode(t *testing.T) {
 		"yaml flow item":    `{"kind": "List", "apiVersion": "v1", "items": [{apiVersion: v1, kind: A}, {"apiVersion": "v1", "kind": "B"}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			want, wantErr := decodeGeneral("in.json", 1, []byte(in))
+			want, wantErr := decodeGeneral("in.json", 1, 1, []byte(in))
 			var got []Object
 			var gotErr error
-			for _, u := range planDocument("in.json", 1, []byte(in)) {
+			for _, u := range planDocument("in.json", 1, 1, []byte(in)) {
 				objs, err := u.Decode()
 				if err != nil {
 					gotErr = err
@@ -198,8 +202,8 @@ func TestJSONListErrors(t *testing.T) {
 		{"no kind", `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A"}, {"apiVersion": "v1"}]}`, "in.json (document 1, item 2): not a Kubernetes object: missing or non-string kind"},
 		{"not an object", `{"kind": "List", "apiVersion": "v1", "items": [3]}`, "in.json (document 1, item 1): item is not an object"},
 		{"metadata", `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A", "metadata": []}]}`, "in.json (document 1, item 1): metadata is not an object"},
-		{"malformed", `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A", "spec": {"a": [1,}}]}`, "in.json (document 1): error converting YAML to JSON"},
-		{"too deep", `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A", "spec": ` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}]}`, "in.json (document 1): error converting YAML to JSON: yaml: exceeded max depth of 10000"},
+		{"malformed", `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A", "spec": {"a": [1,}}]}`, "in.json (document 1): yaml: did not find expected node content"},
+		{"too deep", `{"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "A", "spec": ` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}]}`, "in.json (document 1): yaml: exceeded max depth of 10000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReader([]string{"-"}, strings.NewReader(tc.in))
@@ -256,12 +260,12 @@ func TestYAMLListCutsNeverChangeTheOutcome(t *testing.T) {
 		"item without kind":            {"apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: A\n- apiVersion: v1\nkind: List\n", true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			units := planDocument("in.yaml", 1, []byte(tc.in))
+			units := planDocument("in.yaml", 1, 1, []byte(tc.in))
 			if cut := len(units) > 1 || units[0].Item > 0; cut != tc.cut {
 				t.Errorf("cut into %d units, want cut=%v", len(units), tc.cut)
 			}
-			want, wantErr := decodeGeneral("in.yaml", 1, []byte(tc.in))
-			got, gotErr := decodeDocument("in.yaml", 1, []byte(tc.in))
+			want, wantErr := decodeGeneral("in.yaml", 1, 1, []byte(tc.in))
+			got, gotErr := decodeDocument("in.yaml", 1, 1, []byte(tc.in))
 			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
 				t.Errorf("decodeDocument %v %v\ngeneral decoding %v %v", got, gotErr, want, wantErr)
 			}

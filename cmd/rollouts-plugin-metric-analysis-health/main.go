@@ -14,14 +14,20 @@ import (
 	"github.com/argoproj/argo-rollouts/metricproviders/plugin/rpc"
 	goPlugin "github.com/hashicorp/go-plugin"
 
+	"github.com/analysis-health/analysis-health/internal/version"
 	"github.com/analysis-health/analysis-health/rolloutplugin"
 )
 
 func main() {
 	fs := flag.NewFlagSet(os.Args[0], flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster the Rollouts controller runs against (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	printVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
+	}
+	if *printVersion {
+		fmt.Println("rollouts-plugin-metric-analysis-health", version.String())
+		return
 	}
 	if os.Getenv(rolloutplugin.Handshake.MagicCookieKey) != rolloutplugin.Handshake.MagicCookieValue {
 		fmt.Fprintf(os.Stderr, "%s is an Argo Rollouts metric-provider plugin (%s): the Rollouts controller starts it, configured in argo-rollouts-config metricProviderPlugins; see docs/kargo.md\n", os.Args[0], rolloutplugin.Name)

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,7 +29,7 @@ func TestHealthCommand(t *testing.T) {
 		{name: "example table", args: []string{"health", "-f", "../../testdata/examples/canary-analysis.yaml"},
 			wantOut: []string{"Rollout      shop       checkout", "Degraded", "Step analysis run checkout-7bb9d897fd-7-2 Failed", "Background analysis run payments-6f7c8d9b5-12 Running"}},
 		{name: "list and kind without script", args: []string{"health", "-f", "testdata/list.yaml"},
-			wantOut: []string{"run-1", "Suspended", "Deployment   shop       web    -", "no health script for apps/Deployment"}},
+			wantOut: []string{"run-1", "Suspended", "Deployment   shop       web    -", "not evaluated: no script here for apps/Deployment; Argo CD uses gitops-engine's built-in Go health check"}},
 		{name: "json from stdin", args: []string{"health", "-f", "-", "-o", "json"}, stdin: `{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun", "metadata": {"name": "s"}, "status": {"phase": "Running"}}`,
 			wantOut: []string{`"status": "Progressing"`, `"message": "Analysis run is running"`, `"script": "bundled"`}},
 		{name: "yaml output", args: []string{"health", "-f", "testdata/run.json", "-o", "yaml"},
@@ -36,8 +38,8 @@ func TestHealthCommand(t *testing.T) {
 			wantOut: []string{"custom run-1", "dep"}},
 		{name: "v3 profile", args: []string{"health", "-f", "testdata/run.json", "--argocd-version", "v3"}, wantOut: []string{"Healthy"}},
 		{name: "missing file", args: []string{"health", "-f", "testdata/nope.yaml"}, code: 1, wantErr: "testdata/nope.yaml", emptyStdout: true},
-		{name: "malformed yaml", args: []string{"health", "-f", "testdata/malformed.yaml"}, code: 1, wantErr: "testdata/malformed.yaml (document 1)", emptyStdout: true},
-		{name: "document without kind", args: []string{"health", "-f", "testdata/nokind.yaml"}, code: 1, wantErr: "testdata/nokind.yaml (document 2): not a Kubernetes object: missing or non-string kind", emptyStdout: true},
+		{name: "malformed yaml", args: []string{"health", "-f", "testdata/malformed.yaml"}, code: 1, wantErr: "testdata/malformed.yaml (document 1, line 4)", emptyStdout: true},
+		{name: "document without kind", args: []string{"health", "-f", "testdata/nokind.yaml"}, code: 1, wantErr: "testdata/nokind.yaml (document 2): not a Kubernetes object: missing or non-string kind"},
 		{name: "not an argocd-cm", args: []string{"health", "-f", "testdata/run.json", "--argocd-cm", "testdata/not-argocd-cm.yaml"}, code: 1, wantErr: `not an argocd-cm: ConfigMap is named "my-config"`, emptyStdout: true},
 		{name: "not a ConfigMap", args: []string{"health", "-f", "testdata/run.json", "--argocd-cm", "testdata/run.json"}, code: 1, wantErr: "not an argocd-cm", emptyStdout: true},
 		{name: "syntax error in argocd-cm script", args: []string{"health", "-f", "testdata/run.json", "--argocd-cm", "testdata/argocd-cm-syntax.yaml"}, code: 1, wantErr: "argocd-cm-syntax.yaml: health script for argoproj.io/AnalysisRun", emptyStdout: true},
@@ -121,5 +123,98 @@ func TestVerifyCommand(t *testing.T) {
 	code, _, errOut = run(t, "", "verify", "testdata/nope")
 	if code != 1 || !strings.Contains(errOut, "testdata/nope") {
 		t.Errorf("missing dir: exit %d, %s", code, errOut)
+	}
+}
+
+// TestNoObjects: input without a single object is one error for every verb that reads objects, never an
+// empty table or a JSON null with exit 0.
+func TestNoObjects(t *testing.T) {
+	for _, in := range []string{"", "---\n", "# only a comment\n", "null\n", "---\n# c\n---\n"} {
+		for _, args := range [][]string{
+			{"health", "-f", "-"}, {"health", "-f", "-", "-o", "json"},
+			{"inspect", "-f", "-"}, {"inspect", "-f", "-", "-o", "json"},
+			{"hooks", "-f", "-"},
+		} {
+			code, stdout, stderr := run(t, in, args...)
+			if code != 1 || stdout != "" || !strings.Contains(stderr, "no Kubernetes objects in the input") {
+				t.Errorf("%v on %q: exit %d, stdout %q, stderr %q", args, in, code, stdout, stderr)
+			}
+		}
+	}
+}
+
+// TestErrorLines: usage errors point at the verb's own help; input that is not an object says what it
+// is and where, with the file line of a YAML error.
+func TestErrorLines(t *testing.T) {
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+		code  int
+		want  string
+	}{
+		{"", []string{"health", "--bogus"}, 2, "Run 'analysis-health health --help' for usage."},
+		{"", []string{"generate", "--format", "helm", "--project", "x"}, 2, "Run 'analysis-health generate --help' for usage."},
+		{"", []string{"bogus"}, 2, "Run 'analysis-health --help' for usage."},
+		{"[1, 2]\n", []string{"health", "-f", "-"}, 1, "Error: - (document 1, line 1): not a Kubernetes object: the document is a list"},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: [\n", []string{"health", "-f", "-"}, 1, "Error: - (document 2, line 7): did not find expected"},
+	} {
+		code, _, stderr := run(t, tc.stdin, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "map[string]interface") {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// TestFolderWithStrayFile: a folder with one file that is not a Kubernetes object (Argo Rollouts'
+// examples/ has a dashboard.json) is evaluated all the same; the stray file is reported and the exit
+// status is 1.
+func TestFolderWithStrayFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"dashboard.json": `{"annotations": {"list": []}, "panels": []}`,
+		"rollout.yaml":   "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: checkout, namespace: shop}\nspec: {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, output := range []string{"table", "json"} {
+		code, stdout, stderr := run(t, "", "health", "-f", dir, "-o", output)
+		if code != 1 || !strings.Contains(stdout, "checkout") ||
+			!strings.Contains(stderr, filepath.Join(dir, "dashboard.json")+" (document 1): not a Kubernetes object") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("-o %s: exit %d\nstdout %s\nstderr %s", output, code, stdout, stderr)
+		}
+	}
+}
+
+// TestHealthWithoutScript: for a kind without a script here, health never claims there is no health when
+// Argo CD has one: it names Argo CD's built-in, with the bundled scripts and with an argocd-cm alike.
+func TestHealthWithoutScript(t *testing.T) {
+	cm := filepath.Join(t.TempDir(), "argocd-cm.yaml")
+	code, out, stderr := run(t, "", "generate", "--format", "argocd-cm", "--out", cm)
+	if code != 0 {
+		t.Fatalf("generate: %d %s %s", code, out, stderr)
+	}
+	for _, v := range []string{"v2.14", "v3.2", "v3.6"} {
+		for _, extra := range [][]string{nil, {"--argocd-cm", cm}} {
+			args := append([]string{"health", "-f", "testdata/no-script-kinds.yaml", "--argocd-version", v, "-o", "json"}, extra...)
+			code, out, stderr := run(t, "", args...)
+			if code != 0 {
+				t.Fatalf("%v: %d %s", args, code, stderr)
+			}
+			var rows []HealthRow
+			if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 3 {
+				t.Fatalf("%v: %v %s", args, err, out)
+			}
+			for i, want := range []string{
+				"Argo CD uses gitops-engine's built-in Go health check",
+				"Argo CD " + v + " uses its built-in resource_customizations/cert-manager.io/Certificate/health.lua",
+				"no health script for ConfigMap, and Argo CD " + v + " has no built-in one",
+			} {
+				if !strings.Contains(rows[i].Message, want) || rows[i].Status != "" {
+					t.Errorf("%v: %s %s: %q, want %q", args, rows[i].Kind, rows[i].Status, rows[i].Message, want)
+				}
+			}
+		}
 	}
 }

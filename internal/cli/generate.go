@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +21,7 @@ type generateFlags struct {
 	out          string
 	actions      bool
 	blockBypass  bool
+	remove       bool
 	kargo        kargoFlags
 	version      profileValue
 	argocdSource string
@@ -79,6 +82,9 @@ nothing behind. See docs/install.md.`,
 			if err := checkKargoFlags(cmd, &f.kargo, f.format.String()); err != nil {
 				return err
 			}
+			if err := checkFormatFlags(cmd, f.format.String()); err != nil {
+				return err
+			}
 			if f.format.String() == string(generator.Kargo) {
 				return runGenerateKargo(cmd, o, f)
 			}
@@ -100,9 +106,42 @@ nothing behind. See docs/install.md.`,
 	cmd.Flags().BoolVar(&f.actions, "actions", true, "include the resource actions (resource.customizations.actions.* keys, actions/ folders in --format lua)")
 	addVersionFlag(cmd, &f.version, "Argo CD release line to render the health scripts for (the form cheapest in its Lua VM) and to derive --format lua's test expectations under")
 	cmd.Flags().BoolVar(&f.blockBypass, "block-bypass-on-failed-analysis", true, "list a Rollout's promote-full and skip-current-step disabled while its current analysis has failed (=false: Argo CD's built-in entries stand)")
+	cmd.Flags().BoolVar(&f.remove, "remove", false, "--format patch: the uninstall, a merge patch that deletes every key the same options install (docs/install.md)")
 	addKargoFlags(cmd.Flags(), &f.kargo)
 	cmd.Flags().StringVar(&f.argocdSource, "argocd-source", "", "--format upstream: root of the Argo CD source tree the pull request applies to (its suites are edited, its inputs kept)")
 	return cmd
+}
+
+// formatOnly names the flags that some formats ignore, with the formats they apply to; checkFormatFlags
+// refuses them with any other, as checkKargoFlags does the kargo flags, so no flag is silently dropped.
+// A flag not listed applies to every format.
+var formatOnly = map[string][]generator.Format{
+	"argocd-name":                     {generator.Operator, generator.OperatorJSON6902},
+	"remove":                          {generator.Patch},
+	"kinds":                           nonKargo(),
+	"actions":                         nonKargo(),
+	"block-bypass-on-failed-analysis": nonKargo(),
+	"argocd-version":                  nonKargo(),
+}
+
+func nonKargo() []generator.Format { return generator.Formats() }
+
+func checkFormatFlags(cmd *cobra.Command, format string) error {
+	if format == "" {
+		return nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(formatOnly)) {
+		formats := formatOnly[name]
+		if !cmd.Flags().Changed(name) || slices.Contains(formats, generator.Format(format)) {
+			continue
+		}
+		names := make([]string, len(formats))
+		for i, f := range formats {
+			names[i] = string(f)
+		}
+		return usageError("--%s only applies to --format %s", name, strings.Join(names, ", "))
+	}
+	return nil
 }
 
 func kindList() string {
@@ -130,6 +169,7 @@ func runGenerate(o *Options, f *generateFlags) error {
 		Actions:                     new(f.actions),
 		BlockBypassOnFailedAnalysis: new(f.blockBypass),
 		ArgoCDVersion:               f.version.p.String(),
+		Remove:                      f.remove,
 	}
 	if f.inconclusive.String() == "degraded" {
 		opts.Inconclusive = generator.InconclusiveDegraded

@@ -71,6 +71,9 @@ func runGenerateKargo(cmd *cobra.Command, o *Options, f *generateFlags) error {
 		KubeconfigSecret: k.kubeconfigSecret, KubeconfigKey: k.kubeconfigKey, RolloutsServiceAccount: k.rolloutsServiceAccount,
 		ImageRepo: k.imageRepo, Version: Version,
 	}
+	if f.inconclusive.String() == "degraded" {
+		opts.Inconclusive = generator.InconclusiveDegraded
+	}
 	if cmd.Flags().Changed("namespace") {
 		opts.Namespace = f.namespace
 	}

@@ -1,14 +1,19 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"sigs.k8s.io/yaml"
+
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/cli"
+	"github.com/analysis-health/analysis-health/rolloutplugin"
 )
 
 var zeroSHA = strings.Repeat("0", 64)
@@ -48,6 +53,69 @@ func TestGenerateKargoUsage(t *testing.T) {
 }
 
 // The folder holds exactly what the generator renders for the same options; --plugin-file hashes the file.
+// TestFlagsThatDoNotApply: every flag that a format ignores is refused with that format, the same way
+// for the kargo flags and the others.
+func TestFlagsThatDoNotApply(t *testing.T) {
+	kargo := []string{"--format", "kargo", "--plugin-location", "file:///p", "--out", filepath.Join(t.TempDir(), "k")}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--format", "helm", "--project", "x"}, "--project only applies to --format kargo"},
+		{[]string{"--format", "helm", "--argocd-name", "gitops"}, "--argocd-name only applies to --format operator, operator-json6902"},
+		{[]string{"--format", "patch", "--argocd-name", "gitops"}, "--argocd-name only applies to --format operator"},
+		{append(kargo, "--argocd-name", "gitops"), "--argocd-name only applies to --format operator"},
+		{append(kargo, "--kinds", "Rollout"), "--kinds only applies to --format argocd-cm"},
+		{append(kargo, "--actions=false"), "--actions only applies to --format argocd-cm"},
+		{append(kargo, "--block-bypass-on-failed-analysis=false"), "--block-bypass-on-failed-analysis only applies to --format argocd-cm"},
+		{append(kargo, "--argocd-version", "v3.2"), "--argocd-version only applies to --format argocd-cm"},
+		{[]string{"--format", "helm", "--remove"}, "--remove only applies to --format patch"},
+	} {
+		code, stdout, stderr := run(append([]string{"generate"}, tc.args...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d %q %q, want 2 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	if code, _, stderr := run("generate", "--format", "operator", "--argocd-name", "gitops"); code != 0 {
+		t.Errorf("--format operator --argocd-name: exit %d %s", code, stderr)
+	}
+}
+
+// TestGenerateKargoInconclusive: --inconclusive degraded reaches the plugin's config, as the plugin
+// itself parses it, so the verification and the scripts judge an inconclusive analysis alike.
+func TestGenerateKargoInconclusive(t *testing.T) {
+	for _, tc := range []struct {
+		flag []string
+		want string
+	}{{nil, ""}, {[]string{"--inconclusive", "suspended"}, ""}, {[]string{"--inconclusive", "degraded"}, "degraded"}} {
+		dir := filepath.Join(t.TempDir(), "kargo")
+		args := append([]string{"generate", "--format", "kargo", "--plugin-location", "file:///p", "--out", dir}, tc.flag...)
+		if code, _, stderr := run(args...); code != 0 {
+			t.Fatalf("%v: exit %d %s", tc.flag, code, stderr)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, generator.KargoTemplateFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tmpl v1alpha1.ClusterAnalysisTemplate
+		if err := yaml.UnmarshalStrict(raw, &tmpl); err != nil {
+			t.Fatal(err)
+		}
+		// The plugin's own config type; ParseConfig would refuse the template's {{args.…}} placeholders,
+		// which only the AnalysisRun fills.
+		var cfg rolloutplugin.Config
+		if err := json.Unmarshal(tmpl.Spec.Metrics[0].Provider.Plugin[rolloutplugin.Name], &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Inconclusive != tc.want {
+			t.Errorf("%v: the plugin reads inconclusive %q, want %q", tc.flag, cfg.Inconclusive, tc.want)
+		}
+		if wantFlag := tc.want != ""; strings.Contains(string(raw), "--inconclusive degraded") != wantFlag {
+			t.Errorf("%v: the regenerate command in the header misses the flag:\n%s", tc.flag, raw)
+		}
+	}
+}
+
 func TestGenerateKargo(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "plugin")
 	if err := os.WriteFile(bin, []byte("a plugin binary"), 0o755); err != nil {

@@ -15,6 +15,7 @@ import (
 	goyaml "sigs.k8s.io/yaml/goyaml.v2"
 
 	"github.com/analysis-health/analysis-health/argocdcm"
+	"github.com/analysis-health/analysis-health/argocdcm/builtin"
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/ordered"
 	"github.com/analysis-health/analysis-health/lua"
@@ -113,9 +114,15 @@ func runHealth(o *Options, f *healthFlags) error {
 		source = s
 	}
 	profile := f.version.p
-	rows, err := evaluateAll(manifest.NewReader(f.files, o.In), source, profile)
+	rows, bad, err := evaluateAll(manifest.NewReader(f.files, o.In), source, profile)
 	if err != nil {
 		return err
+	}
+	if len(rows) == 0 && len(bad) == 0 {
+		return manifest.ErrNoObjects
+	}
+	if len(rows) == 0 {
+		return reportBad(o, bad)
 	}
 	// Rows are small beside the objects they come from; holding them until the end means an error in the
 	// last object still leaves stdout empty.
@@ -123,8 +130,22 @@ func runHealth(o *Options, f *healthFlags) error {
 	if err := writeRows(&b, f.output.String(), rows); err != nil {
 		return err
 	}
-	_, err = o.Out.Write(b.Bytes())
-	return err
+	if _, err = o.Out.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return reportBad(o, bad)
+}
+
+// reportBad prints the documents that are not Kubernetes objects, one line each, and makes the exit
+// status 1: a folder with one stray file (Rollouts' examples/ has a dashboard.json) is still evaluated.
+func reportBad(o *Options, bad []error) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	for _, e := range bad {
+		fmt.Fprintf(o.ErrOut, "Error: %s\n", e)
+	}
+	return &ExitError{Code: 1}
 }
 
 // evaluateAll decodes and evaluates the input unit by unit on every core, keeping only the rows: memory
@@ -134,22 +155,25 @@ func runHealth(o *Options, f *healthFlags) error {
 // A List cut into items is decoded whole instead as soon as one of its items fails to decode or to check
 // on its own (manifest.ErrSplit): the rows taken from its earlier items are dropped and the document is
 // evaluated from its general decoding, so the outcome is always that of decoding each document whole.
-func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
+//
+// A document that does not decode is no reason to stop: it is returned in bad, in input order, and the
+// rest is evaluated.
+func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile) (rows []HealthRow, bad []error, err error) {
 	type result struct {
-		u       manifest.Unit
-		rows    []HealthRow
-		decoded bool // false: the unit did not decode on its own
+		u         manifest.Unit
+		rows      []HealthRow
+		decoded   bool // false: the unit did not decode on its own
+		decodeErr error
 	}
-	var rows []HealthRow
 	var docStart int        // index in rows of the current document's first row
 	var docKey, skip string // the current document; a document decoded whole, whose other units are ignored
-	err := ordered.Map(0, r.Next, func(u manifest.Unit) (result, error) {
+	err = ordered.Map(0, r.Next, func(u manifest.Unit) (result, error) {
 		rs, decodeErr, err := evaluateUnit(u, source, profile)
 		if decodeErr != nil {
 			if u.Item > 0 {
 				return result{u: u}, nil
 			}
-			return result{}, decodeErr
+			return result{u: u, decoded: true, decodeErr: decodeErr}, nil
 		}
 		return result{u: u, rows: rs, decoded: true}, err
 	}, func(res result) error {
@@ -161,11 +185,16 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 		if key == skip {
 			return nil
 		}
+		if res.decodeErr != nil {
+			bad = append(bad, res.decodeErr)
+			return nil
+		}
 		if !res.decoded {
 			rows, skip = rows[:docStart], key
 			objs, err := res.u.DecodeDocument()
 			if err != nil {
-				return err
+				bad = append(bad, err)
+				return nil
 			}
 			rs, err := evaluate(objs, source, profile)
 			rows = append(rows, rs...)
@@ -174,7 +203,7 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 		rows = append(rows, res.rows...)
 		return nil
 	})
-	return rows, err
+	return rows, bad, err
 }
 
 // evaluateUnit decodes and evaluates one unit. decodeErr is a failure to decode or check it, err a
@@ -188,7 +217,7 @@ func evaluateUnit(u manifest.Unit, source scriptSource, profile engine.Profile) 
 		if herr != nil {
 			return nil, herr, nil
 		}
-		row, script, openLibs := newRow(obj, source)
+		row, script, openLibs := newRow(obj, source, profile)
 		if script != "" {
 			h, err := engine.Engine{Profile: profile, OpenLibs: openLibs, ReuseStates: true}.ExecuteJSON(item, script)
 			if !errors.Is(err, engine.ErrInvalidJSON) {
@@ -210,7 +239,7 @@ func evaluateUnit(u manifest.Unit, source scriptSource, profile engine.Profile) 
 func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
 	rows := make([]HealthRow, 0, len(objs))
 	for _, obj := range objs {
-		row, script, openLibs := newRow(obj, source)
+		row, script, openLibs := newRow(obj, source, profile)
 		// What gitops-engine records: the profile's deletion handling, v3.6's "no health"; an object being
 		// deleted is Progressing "Pending deletion" in every release even without a script.
 		h, err := engine.Engine{Profile: profile, OpenLibs: openLibs, ReuseStates: true}.ResourceHealth(obj.Object, script)
@@ -235,14 +264,32 @@ func deleting(obj manifest.Object) bool {
 	return ok
 }
 
-// newRow starts obj's row and finds its script; without one the row is complete.
-func newRow(obj manifest.Object, source scriptSource) (row HealthRow, script string, openLibs bool) {
+// newRow starts obj's row and finds its script; without one the row is complete, and says what Argo CD
+// uses instead.
+func newRow(obj manifest.Object, source scriptSource, profile engine.Profile) (row HealthRow, script string, openLibs bool) {
 	row = HealthRow{APIVersion: obj.APIVersion(), Kind: obj.Kind(), Namespace: obj.Namespace(), Name: obj.Name()}
 	script, openLibs, row.Script = source(obj.Group(), obj.Kind())
 	if script == "" {
-		row.Message = fmt.Sprintf("no health script for %s", argocdcm.ConfigMapKey(obj.Group(), obj.Kind()))
+		row.Message = withoutScript(obj.Group(), obj.Kind(), profile)
 	}
 	return row, script, openLibs
+}
+
+// withoutScript says which health Argo CD gives a kind this tool has no script for: its built-in Lua
+// script (argocdcm/builtin, the release's own resource_customizations list; Argo CD tries it first, util/lua
+// GetHealthScript), else gitops-engine's Go check, else none. Neither is evaluated here: the CLI ships no
+// Argo CD code.
+func withoutScript(group, kind string, profile engine.Profile) string {
+	key := argocdcm.ConfigMapKey(group, kind)
+	if ix, err := builtin.For(profile.String()); err == nil {
+		if p, _, ok := ix.Health(key); ok {
+			return fmt.Sprintf("not evaluated: no script here for %s; Argo CD %s uses its built-in resource_customizations/%s", key, profile, p)
+		}
+	}
+	if engine.GoHealthCheck(group, kind) {
+		return fmt.Sprintf("not evaluated: no script here for %s; Argo CD uses gitops-engine's built-in Go health check", key)
+	}
+	return fmt.Sprintf("no health script for %s, and Argo CD %s has no built-in one: it reports no health", key, profile)
 }
 
 // with completes the row with h; a nil h is "no health" (a v3.6 script returned nil).

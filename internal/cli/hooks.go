@@ -68,12 +68,12 @@ document and object, exit 1, and nothing on stdout. Warnings go to standard erro
 	}
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "file, folder or - (stdin) with the rendered manifests of one application; repeatable")
 	cmd.Flags().Var(f.mode, "mode", "which hook: barrier|analysisrun")
-	cmd.Flags().StringArrayVar(&f.templates, "template", nil, "analysisrun: an AnalysisTemplate or ClusterAnalysisTemplate (NAME or NAMESPACE/NAME) to run after every sync; repeatable")
+	cmd.Flags().StringArrayVar(&f.templates, "template", nil, "analysisrun: an AnalysisTemplate or ClusterAnalysisTemplate to run after every sync, "+inspect.TemplateGrammar+"; repeatable")
 	cmd.Flags().StringArrayVar(&f.args, "arg", nil, "analysisrun: NAME=VALUE for a template argument; repeatable")
 	cmd.Flags().StringArrayVar(&f.labels, "analysis-labels", nil, "KEY=VALUE label for the AnalysisRuns of every Rollout analysis (analysisRunMetadata); repeatable")
 	cmd.Flags().StringArrayVar(&f.annotations, "analysis-annotations", nil, "KEY=VALUE annotation for the AnalysisRuns of every Rollout analysis (analysisRunMetadata); repeatable")
 	cmd.Flags().DurationVar(&f.kargoTimeout, "kargo-timeout", inspect.DefaultKargoTimeout, "warn when a Rollout needs longer than this Kargo argocd-update timeout (retry.timeout)")
-	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input; repeatable")
+	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input, "+inspect.TemplateGrammar+"; repeatable")
 	cmd.Flags().BoolVar(&f.postRenderer, "post-renderer", false, "print the input (stdin unless -f is given) followed by the hooks: helm --post-renderer, Config Management Plugin")
 	return cmd
 }
@@ -86,6 +86,12 @@ func (f *hooksFlags) options() (hooks.Options, error) {
 	}
 	if f.kargoTimeout <= 0 {
 		return opts, usageError("--kargo-timeout must be positive")
+	}
+	if err := checkTemplateFlag("--template", f.templates); err != nil {
+		return opts, err
+	}
+	if err := checkTemplateFlag("--known-template", f.knownTemplates); err != nil {
+		return opts, err
 	}
 	var err error
 	if opts.AnalysisLabels, err = keyValues("--analysis-labels", f.labels); err != nil {

@@ -59,15 +59,32 @@ found (exit 1). See docs/hooks.md.`,
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "exit 1 when a problem is found")
 	cmd.Flags().DurationVar(&f.kargoTimeout, "kargo-timeout", inspect.DefaultKargoTimeout, "the Kargo argocd-update step timeout (retry.timeout) to compare the estimate with")
 	cmd.Flags().DurationVar(&f.syncTimeout, "argocd-sync-timeout", 0, "Argo CD's controller.sync.timeout.seconds to compare the estimate with (0: none, Argo CD's default)")
-	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input; repeatable")
+	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input, "+inspect.TemplateGrammar+" (the form inspect prints); repeatable")
 	return cmd
 }
 
+// checkTemplateFlag refuses a template flag value outside inspect.TemplateGrammar, the one spelling of a
+// template on every verb.
+func checkTemplateFlag(flag string, values []string) error {
+	for _, v := range values {
+		if _, err := inspect.ParseTemplateSelector(v); err != nil {
+			return usageError("%s: %v", flag, err)
+		}
+	}
+	return nil
+}
+
 func runInspect(o *Options, f *inspectFlags) error {
+	if err := checkTemplateFlag("--known-template", f.knownTemplates); err != nil {
+		return err
+	}
 	defer keepingWholeInput()()
 	objs, err := manifest.Read(f.files, o.In)
 	if err != nil {
 		return err
+	}
+	if len(objs) == 0 {
+		return manifest.ErrNoObjects
 	}
 	report, err := inspect.Inspect(objs, inspect.Options{KargoTimeout: f.kargoTimeout, KnownTemplates: f.knownTemplates, ArgoCDSyncTimeout: f.syncTimeout})
 	if err != nil {

@@ -10,10 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/analysis-health/analysis-health/internal/version"
 )
 
-// Version is set at build time with -ldflags "-X .../internal/cli.Version=v1.2.3".
-var Version = "dev"
+// Version names this build in --version and in the header of every generated file (internal/version:
+// stamped by `make dist`, else the module version `go install …@vX` records, else "dev").
+var Version = version.String()
 
 // Options carries the streams every command writes to.
 type Options struct {
@@ -92,7 +95,12 @@ func Run(args []string, o *Options) int {
 	}
 	fmt.Fprintf(o.ErrOut, "Error: %s\n", err)
 	if code == 2 {
-		fmt.Fprintln(o.ErrOut, "Run 'analysis-health --help' for usage.")
+		// The help of the verb that refused its flags or arguments, which is where the answer is.
+		where := cmd.CommandPath()
+		if sub, _, ferr := cmd.Find(args); ferr == nil && sub != nil {
+			where = sub.CommandPath()
+		}
+		fmt.Fprintf(o.ErrOut, "Run '%s --help' for usage.\n", where)
 	}
 	return code
 }

@@ -91,6 +91,9 @@ func runScripts(o *Options, f *scriptsFlags) error {
 		if err != nil {
 			return err
 		}
+		if len(deployed) == 0 {
+			return fmt.Errorf("-f: %w", manifest.ErrNoObjects)
+		}
 		present = map[string]bool{}
 		for _, d := range deployed {
 			present[argocdcm.ConfigMapKey(d.Group(), d.Kind())] = true

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -72,6 +74,34 @@ func TestScriptsBadInput(t *testing.T) {
 		code, out, errOut := run(t, "", tc.args...)
 		if code != tc.code || out != "" || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, %q, %q", tc.args, code, out, errOut)
+		}
+	}
+}
+
+// TestScriptsStrictOnOwnOutput: what `generate` writes passes `scripts --strict` under every Argo CD
+// line: its actions replace built-in ones on purpose. An edited copy of one is reported again.
+func TestScriptsStrictOnOwnOutput(t *testing.T) {
+	for _, v := range []string{"v2.14", "v3.2", "v3.6"} {
+		code, cm, stderr := run(t, "", "generate", "--format", "argocd-cm", "--argocd-version", v)
+		if code != 0 {
+			t.Fatalf("generate %s: %d %s", v, code, stderr)
+		}
+		path := filepath.Join(t.TempDir(), "argocd-cm.yaml")
+		if err := os.WriteFile(path, []byte(cm), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, stderr := run(t, "", "scripts", "--argocd-cm", path, "--argocd-version", v, "--strict"); code != 0 || strings.Contains(out, "WARN") {
+			t.Errorf("%s: scripts --strict on our own argocd-cm: exit %d\n%s%s", v, code, out, stderr)
+		}
+		edited := strings.Replace(cm, "obj.spec.terminate = true", "obj.spec.terminate = true -- edited", 1)
+		if edited == cm {
+			t.Fatal("the terminate action is not where this test edits it")
+		}
+		if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, _ := run(t, "", "scripts", "--argocd-cm", path, "--argocd-version", v, "--strict"); code != 1 || !strings.Contains(out, "action terminate replaces the built-in action") {
+			t.Errorf("%s: an edited terminate action: exit %d\n%s", v, code, out)
 		}
 	}
 }
