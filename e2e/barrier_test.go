@@ -122,7 +122,8 @@ func syncOverFrames(t testing.TB, tl *timeline.Timeline, override health.HealthO
 		if at.Sub(t0) > promotionTimeout {
 			return promotion{Phase: "Errored", At: promotionTimeout, Frame: -1, Message: "argocd-update timed out after 5m0s"}
 		}
-		ro := f.RolloutObject()
+		// a copy: the frames are shared with the other checks, and the uid ties the runs to the Rollout
+		ro := f.RolloutObject().DeepCopy()
 		ro.SetUID(types.UID("uid-rollout"))
 		live[rolloutKey] = ro
 		cur := map[kube.ResourceKey]*unstructured.Unstructured{}

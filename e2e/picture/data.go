@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/analysis-health/analysis-health/analysisruns"
 	"github.com/analysis-health/analysis-health/e2e/timeline"
 )
 
@@ -141,15 +142,21 @@ func runLanes(tl *timeline.Timeline, times []float64, end float64) []*runLane {
 			// rollout/experiment.go GetExperimentFromTemplate: <rollout>-<podHash>-<revision>-<stepIndex>
 			prefix = timeline.Str(f.Rollout, "metadata", "name") + "-" + tl.PodTemplateHash + "-" + tl.Revision + "-"
 		}
-		var objs []map[string]any
-		for _, ex := range f.Experiments {
-			if strings.HasPrefix(timeline.Str(ex, "metadata", "name"), prefix) {
-				objs = append(objs, ex)
+		// the revision's runs (every attempt) and experiments, as analysisruns selects them, in frame order
+		rv := analysisruns.Of(f.Rollout, f.AnalysisRuns, f.Experiments, tl.PodTemplateHash)
+		selected := map[string]bool{}
+		for _, e := range rv.Experiments {
+			selected[timeline.Str(e, "metadata", "name")] = true
+		}
+		for _, r := range append(append([]analysisruns.Run{}, rv.Runs...), rv.Superseded...) {
+			if r.Type == analysisruns.Experiment || strconv.Itoa(r.Revision) == tl.Revision {
+				selected[r.Name] = true
 			}
 		}
-		for _, ar := range f.AnalysisRuns {
-			if ofRevision(tl, ar, prefix) {
-				objs = append(objs, ar)
+		var objs []map[string]any
+		for _, o := range append(append([]map[string]any{}, f.Experiments...), f.AnalysisRuns...) {
+			if selected[timeline.Str(o, "metadata", "name")] {
+				objs = append(objs, o)
 			}
 		}
 		to := end
@@ -253,21 +260,6 @@ func endSpans(in []span, end float64) []span {
 		}
 	}
 	return out
-}
-
-func ofRevision(tl *timeline.Timeline, ar map[string]any, prefix string) bool {
-	if timeline.Str(ar, "metadata", "annotations", "rollout.argoproj.io/revision") == tl.Revision &&
-		timeline.Str(ar, "metadata", "labels", "rollouts-pod-template-hash") == tl.PodTemplateHash {
-		return true
-	}
-	refs, _ := field(ar, "metadata")["ownerReferences"].([]any)
-	for _, r := range refs {
-		rm, _ := r.(map[string]any)
-		if timeline.Str(rm, "kind") == "Experiment" && strings.HasPrefix(timeline.Str(rm, "name"), prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // runLabel names a run by what the Rollout asked for (timeline.AnalysisRef's words), with the attempt
