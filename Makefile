@@ -17,7 +17,8 @@ build:
 # same bytes (internal/dist TestReproducible).
 DIST ?= dist
 dist:
-	$(GO) run ./internal/dist/mkdist -o $(DIST)
+	# mkdist builds every artifact with CGO_ENABLED=0 -trimpath (internal/dist); set here for its own build too
+	CGO_ENABLED=0 $(GO) run ./internal/dist/mkdist -o $(DIST)
 
 # Proofs that need upstream files outside the Go modules (internal/upstream: $ANALYSIS_HEALTH_VENDOR,
 # default ../shared/vendor) skip when they are absent and append one line each to this log; `make test`
