@@ -321,22 +321,6 @@ func (s *S) Terminate(kind, name string) {
 	s.w.Event("user runs the analysis-health terminate action on %s %s (spec.terminate = true)", kind, name)
 }
 
-// Experiment waits for the current revision's experiment of a canary step and returns its name.
-func (s *S) Experiment(step int) string {
-	var name string
-	s.Until(fmt.Sprintf("experiment of step %d created", step), 30, func(ro *v1alpha1.Rollout) bool {
-		prefix := fmt.Sprintf("%s-%s-%s-%d", ro.Name, ro.Status.CurrentPodHash, ro.Annotations[annotations.RevisionAnnotation], step)
-		for _, ex := range s.w.Experiments() {
-			if ex.Name == prefix || strings.HasPrefix(ex.Name, prefix+"-") {
-				name = ex.Name
-				return true
-			}
-		}
-		return false
-	})
-	return name
-}
-
 var cli struct {
 	once sync.Once
 	path string
