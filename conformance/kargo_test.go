@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	helmengine "helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -40,6 +42,8 @@ var kargoSets = []generator.KargoOptions{
 	{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "http://plugins.internal/p", PluginSHA256: strings.Repeat("0", 64),
 		KubeconfigSecret: "workload", KubeconfigKey: "config"},
 	{Project: "kargo-shop", PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health", ImageRepo: "ghcr.io/shop/checkout"},
+	{Project: "kargo-shop", PluginLocation: "file:///analysis-health/rollouts-plugin-metric-analysis-health",
+		PluginImage: "ghcr.io/analysis-health/rollouts-plugin-metric-analysis-health:v1.0.0"},
 }
 
 // freightImage is what Kargo makes of generator.KargoImageExpression for a Freight of that image.
@@ -300,6 +304,7 @@ func TestKargoValuesInArgoRolloutsChart(t *testing.T) {
 			t.Fatalf("helm template: %v", err)
 		}
 		var cm *corev1.ConfigMap
+		var controller *appsv1.Deployment
 		for name, content := range rendered {
 			if !strings.HasSuffix(name, ".yaml") {
 				continue
@@ -309,7 +314,17 @@ func TestKargoValuesInArgoRolloutsChart(t *testing.T) {
 				if err := yaml.Unmarshal([]byte(doc), &obj); err == nil && obj.Kind == "ConfigMap" && obj.Name == defaults.DefaultRolloutsConfigMapName {
 					cm = &obj
 				}
+				if strings.Contains(doc, "kind: Deployment") {
+					var d appsv1.Deployment
+					if err := yaml.UnmarshalStrict([]byte(doc), &d); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					controller = &d
+				}
 			}
+		}
+		if o.PluginImage != "" {
+			checkPluginInitContainer(t, o, controller)
 		}
 		if cm == nil {
 			t.Fatalf("the chart rendered no %s", defaults.DefaultRolloutsConfigMapName)
@@ -327,6 +342,39 @@ func TestKargoValuesInArgoRolloutsChart(t *testing.T) {
 			t.Errorf("plugin %+v, want location %s sha256 %q", *p, o.PluginLocation, o.PluginSHA256)
 		}
 		rolloutsconfig.UnInitializeConfig()
+	}
+}
+
+// checkPluginInitContainer: in the controller Deployment the chart rendered, an init container of the
+// plugin image copies the binary to the file:// location, into an emptyDir that the controller container
+// mounts at the location's folder, so the file is where the controller's plugin downloader reads it.
+func checkPluginInitContainer(t *testing.T, o generator.KargoOptions, d *appsv1.Deployment) {
+	t.Helper()
+	if d == nil {
+		t.Fatal("the chart rendered no controller Deployment")
+	}
+	file := strings.TrimPrefix(o.PluginLocation, "file://")
+	spec := d.Spec.Template.Spec
+	mounted := func(c corev1.Container) bool {
+		for _, m := range c.VolumeMounts {
+			if m.Name == generator.KargoPluginVolume && m.MountPath == path.Dir(file) {
+				return true
+			}
+		}
+		return false
+	}
+	var copied bool
+	for _, c := range spec.InitContainers {
+		if c.Image == o.PluginImage && strings.Join(c.Command, " ") == generator.PluginImageBinary+" --copy-to "+file && mounted(c) {
+			copied = true
+		}
+	}
+	var volume bool
+	for _, v := range spec.Volumes {
+		volume = volume || (v.Name == generator.KargoPluginVolume && v.EmptyDir != nil)
+	}
+	if !copied || !volume || len(spec.Containers) != 1 || !mounted(spec.Containers[0]) {
+		t.Errorf("controller pod spec: init containers %+v, volumes %+v, controller mounts %+v", spec.InitContainers, spec.Volumes, spec.Containers[0].VolumeMounts)
 	}
 }
 
