@@ -285,44 +285,7 @@ func TestKargoStageSnippetInKargo(t *testing.T) {
 func TestKargoValuesInArgoRolloutsChart(t *testing.T) {
 	for _, o := range kargoSets {
 		files := kargoFiles(t, o)
-		vals, err := chartutil.ReadValues(files[generator.KargoValuesFile])
-		if err != nil {
-			t.Fatal(err)
-		}
-		chrt, err := loader.Load(upstream.Vendored(t, "argo-helm/charts/argo-rollouts"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals,
-			chartutil.ReleaseOptions{Name: "argo-rollouts", Namespace: "argo-rollouts", Revision: 1, IsInstall: true},
-			chartutil.DefaultCapabilities.Copy(), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rendered, err := helmengine.Render(chrt, top)
-		if err != nil {
-			t.Fatalf("helm template: %v", err)
-		}
-		var cm *corev1.ConfigMap
-		var controller *appsv1.Deployment
-		for name, content := range rendered {
-			if !strings.HasSuffix(name, ".yaml") {
-				continue
-			}
-			for _, doc := range releaseutil.SplitManifests(content) {
-				var obj corev1.ConfigMap
-				if err := yaml.Unmarshal([]byte(doc), &obj); err == nil && obj.Kind == "ConfigMap" && obj.Name == defaults.DefaultRolloutsConfigMapName {
-					cm = &obj
-				}
-				if strings.Contains(doc, "kind: Deployment") {
-					var d appsv1.Deployment
-					if err := yaml.UnmarshalStrict([]byte(doc), &d); err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					controller = &d
-				}
-			}
-		}
+		cm, controller := renderRolloutsChart(t, files[generator.KargoValuesFile])
 		if o.PluginImage != "" {
 			checkPluginInitContainer(t, o, controller)
 		}
@@ -342,6 +305,78 @@ func TestKargoValuesInArgoRolloutsChart(t *testing.T) {
 			t.Errorf("plugin %+v, want location %s sha256 %q", *p, o.PluginLocation, o.PluginSHA256)
 		}
 		rolloutsconfig.UnInitializeConfig()
+	}
+}
+
+// renderRolloutsChart renders the vendored argo-helm argo-rollouts chart with the values as helm template
+// does, and returns the argo-rollouts-config ConfigMap and the controller Deployment it renders.
+func renderRolloutsChart(t *testing.T, values []byte) (*corev1.ConfigMap, *appsv1.Deployment) {
+	t.Helper()
+	vals, err := chartutil.ReadValues(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrt, err := loader.Load(upstream.Vendored(t, "argo-helm/charts/argo-rollouts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals,
+		chartutil.ReleaseOptions{Name: "argo-rollouts", Namespace: "argo-rollouts", Revision: 1, IsInstall: true},
+		chartutil.DefaultCapabilities.Copy(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := helmengine.Render(chrt, top)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	var cm *corev1.ConfigMap
+	var controller *appsv1.Deployment
+	for name, content := range rendered {
+		if !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		for _, doc := range releaseutil.SplitManifests(content) {
+			var obj corev1.ConfigMap
+			if err := yaml.Unmarshal([]byte(doc), &obj); err == nil && obj.Kind == "ConfigMap" && obj.Name == defaults.DefaultRolloutsConfigMapName {
+				cm = &obj
+			}
+			if strings.Contains(doc, "kind: Deployment") {
+				var d appsv1.Deployment
+				if err := yaml.UnmarshalStrict([]byte(doc), &d); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				controller = &d
+			}
+		}
+	}
+	return cm, controller
+}
+
+// TestKargoPluginUpgradeRestartsController: an upgraded plugin is a new sha256 in the values, and the
+// chart's controller Deployment then carries another checksum/cm annotation on its pod template, so
+// helm upgrade rolls the controller, which reads and downloads its plugins only at start
+// (controller/controller.go, docs/install.md). The same values render the same annotation.
+func TestKargoPluginUpgradeRestartsController(t *testing.T) {
+	annotation := func(sha string) string {
+		o := kargoSets[0]
+		o.PluginSHA256 = sha
+		_, d := renderRolloutsChart(t, kargoFiles(t, o)[generator.KargoValuesFile])
+		if d == nil {
+			t.Fatal("the chart rendered no controller Deployment")
+		}
+		v := d.Spec.Template.Annotations["checksum/cm"]
+		if v == "" {
+			t.Fatalf("no checksum/cm on the controller's pod template: %v", d.Spec.Template.Annotations)
+		}
+		return v
+	}
+	v1, again, v2 := annotation(strings.Repeat("ab", 32)), annotation(strings.Repeat("ab", 32)), annotation(strings.Repeat("cd", 32))
+	if v1 != again {
+		t.Errorf("the same values render checksum/cm %s and %s", v1, again)
+	}
+	if v1 == v2 {
+		t.Errorf("a new plugin sha256 leaves the controller's pod template as it was (checksum/cm %s): helm upgrade would not restart it", v1)
 	}
 }
 

@@ -31,3 +31,6 @@ func TestGuard(t *testing.T) { RunGuard(t, env) }
 
 // TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
 func TestPluginVerification(t *testing.T) { RunPluginVerification(t, env, *update) }
+
+// TestPluginRemoved: a verification run naming the plugin after its removal (docs/install.md).
+func TestPluginRemoved(t *testing.T) { RunPluginRemoved(t, env) }
