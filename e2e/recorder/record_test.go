@@ -34,3 +34,6 @@ func TestPluginVerification(t *testing.T) { RunPluginVerification(t, env, *updat
 
 // TestPluginRemoved: a verification run naming the plugin after its removal (docs/install.md).
 func TestPluginRemoved(t *testing.T) { RunPluginRemoved(t, env) }
+
+// TestExperimentTerminate: what the Experiment terminate action leads to (docs/actions.md).
+func TestExperimentTerminate(t *testing.T) { RunExperimentTerminate(t, env) }
