@@ -55,18 +55,9 @@ func RunExperimentTerminate(t *testing.T, env *Env) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				se, ok := r.(scriptError)
-				if !ok {
-					panic(r)
-				}
-				t.Fatal(se.err)
-			}
-		}()
-		sc.Play(&S{w: w})
-	}()
+	if err := play(w, sc.Play); err != nil {
+		t.Fatal(err)
+	}
 	if errs := w.SyncErrors(); len(errs) > 0 {
 		t.Fatalf("the controllers failed to reconcile: %v", errs)
 	}

@@ -65,23 +65,16 @@ func RunPluginRemoved(t *testing.T, env *Env) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	s := &S{w: w}
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				se, ok := r.(scriptError)
-				if !ok {
-					panic(r)
-				}
-				t.Fatal(se.err)
-			}
-		}()
+	err = play(w, func(s *S) {
 		sc.Play(s)
 		// Errors are retried every DefaultErrorRetryInterval (10 s) of the controllers' clock.
 		s.Until("the verification run completes", 60, func(*v1alpha1.Rollout) bool {
 			return len(phases) > 0 && v1alpha1.AnalysisPhase(phases[len(phases)-1]).Completed()
 		})
-	}()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Get(context.Background(), run, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
