@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/internal/costcases"
+	"github.com/analysis-health/analysis-health/internal/bench/costcases"
 	"github.com/analysis-health/analysis-health/lua"
 )
 

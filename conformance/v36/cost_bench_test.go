@@ -17,12 +17,12 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/internal/costcases"
+	"github.com/analysis-health/analysis-health/internal/bench/costcases"
 )
 
 // The cost benchmarks in Argo CD v3.6.1's VM, the counterpart of conformance/cost_bench_test.go (v2.14):
-// the same sets, variants and phases, from internal/costcases (`make bench`; docs/performance.md is
-// rendered from their output by internal/benchdoc); this file holds the calls into v3.6.1. v3.6 compiles
+// the same sets, variants and phases, from internal/bench/costcases (`make bench`; docs/performance.md is
+// rendered from their output by internal/bench/benchdoc); this file holds the calls into v3.6.1. v3.6 compiles
 // each script once into a process-wide cache (util/lua compiledScriptCache), so an evaluation is setup,
 // conversion, run and result; parse and compile are measured as the one-time cost they are. One
 // evaluation per op through v3.6.1's real controller path (gitops-engine GetResourceHealth → util/lua
@@ -70,7 +70,7 @@ func BenchmarkCost(b *testing.B) { costcases.Cost(b, argoCD(b)) }
 // v3.6: cached), run, run-cached (run minus run-cached is the lazy compilation) and result.
 func BenchmarkPhases(b *testing.B) { costcases.Phases(b, argoCD(b)) }
 
-// BenchmarkWorstCase evaluates the largest objects a cluster plausibly holds (internal/worstcase) through
+// BenchmarkWorstCase evaluates the largest objects a cluster plausibly holds (internal/bench/worstcase) through
 // Argo CD's real path; the target is at most 10 ms each.
 func BenchmarkWorstCase(b *testing.B) { costcases.WorstCase(b, argoCD(b)) }
 

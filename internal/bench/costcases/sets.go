@@ -1,6 +1,6 @@
 // Package costcases is what the cost benchmarks of every Argo CD VM share (conformance/cost_bench_test.go
 // for v2.14, conformance/v36/cost_bench_test.go for v3.6; `make bench`, rendered into docs/performance.md
-// by internal/benchdoc): the sets of objects measured, the state Argo CD prepares, its conversion of the
+// by internal/bench/benchdoc): the sets of objects measured, the state Argo CD prepares, its conversion of the
 // object, and the benchmark bodies. It imports no Argo CD code: each module passes in, as a VM, the calls
 // into its own Argo CD, so the two measure the same objects in the same way and differ only there.
 //
@@ -38,7 +38,7 @@ type Set struct {
 	Objs       []*unstructured.Unstructured
 }
 
-// Name is the set's part of a benchmark's name (internal/benchdoc parses it).
+// Name is the set's part of a benchmark's name (internal/bench/benchdoc parses it).
 func (s Set) Name() string { return s.Kind + "/" + s.Path }
 
 // Sets groups the bundled fixtures that keep accepts by kind and path, in the order of ahlua.Kinds and

@@ -17,7 +17,7 @@ import (
 
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/generator"
-	"github.com/analysis-health/analysis-health/internal/worstcase"
+	"github.com/analysis-health/analysis-health/internal/bench/worstcase"
 	ahlua "github.com/analysis-health/analysis-health/lua"
 )
 
@@ -312,7 +312,7 @@ func Phases(b *testing.B, vm VM) {
 	}
 }
 
-// WorstCase evaluates the largest objects a cluster plausibly holds (internal/worstcase), each through
+// WorstCase evaluates the largest objects a cluster plausibly holds (internal/bench/worstcase), each through
 // Argo CD's real path, ours, the built-in and the floor (which is what Argo CD's VM spends on such an
 // object before any script runs), the variants taking turns of one evaluation: <object>, with
 // <variant>-cpu-ns/op and <variant>-allocs/op. The target is at most 10 ms each. One evaluation is tens of

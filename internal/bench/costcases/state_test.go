@@ -9,7 +9,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/internal/worstcase"
+	"github.com/analysis-health/analysis-health/internal/bench/worstcase"
 	ahlua "github.com/analysis-health/analysis-health/lua"
 )
 

@@ -8,13 +8,13 @@ import (
 )
 
 // docs/performance.md is what the committed benchmark output renders to; `make bench` refreshes both
-// (go test ./internal/benchdoc/ -update rewrites the page from the committed output).
+// (go test ./internal/bench/benchdoc/ -update rewrites the page from the committed output).
 func TestPerformanceDoc(t *testing.T) {
 	doc, err := Document("testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.File(t, "../../docs/performance.md", []byte(doc))
+	golden.File(t, "../../../docs/performance.md", []byte(doc))
 }
 
 // Variants measured in turns come out per variant, all from the run that cost least in total.

@@ -19,7 +19,7 @@ One source per script in ` + "`lua/`" + `; the generator (` + "`generator/forms.
 
 Every form returns what the source returns on every fixture and on the fuzz corpus (` + "`generator`" + `'s
 ` + "`TestFormsEqualSourceOnFixtures`" + `, ` + "`lua`" + `'s ` + "`TestMutatedFixtures`" + ` and ` + "`FuzzScripts`" + `, whose seeds include the
-worst-case objects of ` + "`internal/worstcase`" + `); golden files of each form are in ` + "`generator/testdata/forms/`" + `.
+worst-case objects of ` + "`internal/bench/worstcase`" + `); golden files of each form are in ` + "`generator/testdata/forms/`" + `.
 
 ## What each script parses, and the messages kept at a cost
 

@@ -18,7 +18,7 @@ import (
 // gives them the answer our script gives (TestBoundsAnswerAsOurs holds each to it, on its set and on
 // mutations), and returns nothing for any other object, where a whole script would go on to further rules.
 // No single script can be cheaper on that path than the code that path needs, so each set's bound is a
-// lower bound on any script keeping our rules, and the mix of the bounds (internal/benchdoc) a lower bound
+// lower bound on any script keeping our rules, and the mix of the bounds (internal/bench/benchdoc) a lower bound
 // on the mix. A set without a bound (legacy: controllers before v1.0, which the mix does not weigh) counts at
 // the floor, which understates it.
 //
