@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	builtins "github.com/argoproj/argo-cd/v2/resource_customizations"
-	argolua "github.com/argoproj/argo-cd/v2/util/lua"
 	"github.com/argoproj/gitops-engine/pkg/health"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/conformance/suite"
 	"github.com/analysis-health/analysis-health/internal/bench/costcases"
 )
 
@@ -17,33 +14,13 @@ import (
 // internal/bench/benchdoc) measure one health evaluation per op through Argo CD v2.14.21's real controller path
 // (gitops-engine GetResourceHealth → util/lua ResourceHealthOverrides), per kind and path, for ours (the
 // form the generator emits for --argocd-version v2.14), builtin and floor. The sets, variants and bodies
-// are internal/bench/costcases', shared with conformance/v36; this file holds the calls into v2.14.
+// are internal/bench/costcases', shared with conformance/v36 through conformance/suite's CostVM.
 
 // argoCD is Argo CD v2.14.21 as the cost benchmarks use it.
 func argoCD(b *testing.B) costcases.VM {
-	return costcases.VM{
-		ArgoCDVersion: "v2.14",
-		Profile:       engine.V214,
-		Builtins:      builtins.Embedded,
-		Evaluator: func(data map[string]string) (costcases.Eval, error) {
-			ov := argolua.ResourceHealthOverrides{}
-			if data != nil {
-				loaded, err := overridesFromConfigMap(b, data)
-				if err != nil {
-					return nil, err
-				}
-				ov = argolua.ResourceHealthOverrides(loaded)
-			}
-			return func(obj *unstructured.Unstructured) error {
-				_, err := health.GetResourceHealth(obj, ov)
-				return err
-			}, nil
-		},
-		DecodeHealth: func(raw []byte) error {
-			var hs health.HealthStatus
-			return json.Unmarshal(raw, &hs)
-		},
-	}
+	vm := suite.CostVM(b, release)
+	vm.DecodeHealth = func(raw []byte) error { return json.Unmarshal(raw, new(health.HealthStatus)) }
+	return vm
 }
 
 // BenchmarkCost is one evaluation of each variant per op, the variants taking turns, cycling over a set's

@@ -1,57 +1,43 @@
-package v36
+package suite
 
 import (
 	"path/filepath"
 	"reflect"
 	"testing"
 
-	"github.com/argoproj/argo-cd/gitops-engine/v3/pkg/health"
-	argolua "github.com/argoproj/argo-cd/v3/util/lua"
-
 	"github.com/analysis-health/analysis-health/e2e/kargo"
 	"github.com/analysis-health/analysis-health/e2e/timeline"
-	"github.com/analysis-health/analysis-health/lua"
+	"github.com/analysis-health/analysis-health/engine"
 )
 
-// The end-to-end replay of e2e/ (Argo CD v2.14, main module) through Argo CD v3.6.1: the same committed
+// The end-to-end replay of e2e/ (Argo CD v2.14, main module) through another release: the same committed
 // Rollouts v1.8.5 and v1.10.2 controller timelines, the same analysis verdicts (e2e/timeline) and Kargo
-// rules (e2e/kargo) as e2e; only the calls into Argo CD are this module's.
+// rules (e2e/kargo) as e2e; only the calls into Argo CD are the release's.
 
-const e2eDir = "../../e2e"
-
-// appHealth aggregates the Application's health over its managed resources. v3.6.1's controller/health.go
+// appHealth aggregates the Application's health over its managed resources. The controller's
 // setApplicationHealth is unexported and only reachable through CompareAppState (a live-state cache and
 // repo plumbing), so this follows its loop: start Healthy, take each managed resource's GetResourceHealth
-// with the argocd-cm overrides, keep the worse (health.IsWorse). The only managed resource is the Rollout:
-// gitops-engine drops objects with ownerReferences (the AnalysisRuns) from the managed set, as e2e's
-// TestAnalysisRunsAreNotManaged shows on v2.14 and gitops-engine/v3 pkg/cache GetManagedLiveObjs still does.
-func appHealth(managed []*health.HealthStatus) health.HealthStatusCode {
-	app := health.HealthStatusHealthy
+// with the argocd-cm overrides, keep the worse (isWorse: the release's health.IsWorse). The only managed
+// resource is the Rollout: gitops-engine drops objects with ownerReferences (the AnalysisRuns) from the
+// managed set, as e2e's TestAnalysisRunsAreNotManaged shows on v2.14 and gitops-engine/v3 pkg/cache
+// GetManagedLiveObjs still does.
+func appHealth(managed []*engine.Health, isWorse func(current, next string) bool) string {
+	app := engine.Healthy
 	for _, hs := range managed {
-		if hs != nil && health.IsWorse(app, hs.Status) {
+		if hs != nil && isWorse(app, hs.Status) {
 			app = hs.Status
 		}
 	}
 	return app
 }
 
-// TestE2EReplayArgoCDv36 replays every recorded frame through v3.6.1's util/settings overrides and
-// gitops-engine/v3 GetResourceHealth, with our argocd-cm and with the built-in scripts, and holds our
-// scripts to Kargo's rules and to the Rollout health Argo CD v2.14 gives (e2e/testdata/argocd-v2.14-rollout-health.yaml,
+// E2EReplay replays every recorded frame through the release's util/settings overrides and
+// GetResourceHealth, with our argocd-cm and with the built-in scripts, and holds our scripts to Kargo's
+// rules and to the Rollout health Argo CD v2.14 gives (e2e/testdata/argocd-v2.14-rollout-health.yaml,
 // kept current by e2e TestRolloutHealthGolden).
-func TestE2EReplayArgoCDv36(t *testing.T) {
-	data := map[string]string{}
-	for _, k := range lua.Kinds() {
-		s, err := lua.Health(k.Group, k.Kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data["resource.customizations.health."+k.ConfigMapSuffix()] = s
-	}
-	installs := map[string]health.HealthOverride{
-		"ours":     argolua.ResourceHealthOverrides(overrides(t, data)),
-		"built-in": argolua.ResourceHealthOverrides(overrides(t, nil)),
-	}
+func E2EReplay(t *testing.T, r Release, isWorse func(current, next string) bool) {
+	installs := map[string]Settings{"ours": Load(t, r, HealthData(t)), "built-in": Load(t, r, nil)}
+	e2eDir := RepoFile(t, "e2e")
 	v214, err := timeline.ReadRolloutHealth(filepath.Join(e2eDir, timeline.RolloutHealthFile))
 	if err != nil {
 		t.Fatal(err)
@@ -67,24 +53,24 @@ func TestE2EReplayArgoCDv36(t *testing.T) {
 		frames, builtinProblems := 0, 0
 		for _, tl := range timelines {
 			vs := tl.AllVerdicts()
-			apps := map[string][]health.HealthStatusCode{}
+			apps := map[string][]string{}
 			stages := map[string]*kargo.Stage{}
 			var oursRollout []string
-			for name, ov := range installs {
+			for name, argo := range installs {
 				stages[name] = kargo.NewStage()
 				for i := range tl.Frames {
-					hs, err := health.GetResourceHealth(tl.Frames[i].RolloutObject(), ov)
+					hs, err := argo.ResourceHealth(tl.Frames[i].RolloutObject().Object)
 					if err != nil {
 						t.Fatalf("%s/%s frame %d, %s: GetResourceHealth: %v", version, tl.Name, i, name, err)
 					}
-					app := appHealth([]*health.HealthStatus{hs})
+					app := appHealth([]*engine.Health{hs}, isWorse)
 					apps[name] = append(apps[name], app)
-					stages[name].Assess(string(app))
+					stages[name].Assess(app)
 					if name == "ours" {
 						if hs == nil {
-							hs = &health.HealthStatus{}
+							hs = &engine.Health{}
 						}
-						oursRollout = append(oursRollout, timeline.FrameHealth(string(hs.Status), hs.Message))
+						oursRollout = append(oursRollout, timeline.FrameHealth(hs.Status, hs.Message))
 					}
 				}
 			}
@@ -93,7 +79,7 @@ func TestE2EReplayArgoCDv36(t *testing.T) {
 			builtinProblems += len(kargo.Problems(tl, vs, stages["built-in"], nil))
 			t.Run(version+"/"+tl.Name, func(t *testing.T) {
 				if got, want := kargo.Problems(tl, vs, stages["ours"], nil), kargo.KnownLimits[version+"/"+tl.Name]; !reflect.DeepEqual(got, want) {
-					t.Errorf("with our scripts on v3.6.1, Kargo disagrees with the analysis verdict:\n  got:  %q\n  want: %q", got, want)
+					t.Errorf("with our scripts on %s, Kargo disagrees with the analysis verdict:\n  got:  %q\n  want: %q", r.Version(), got, want)
 				}
 				want, ok := v214[version][tl.Name]
 				if !ok {
@@ -104,24 +90,24 @@ func TestE2EReplayArgoCDv36(t *testing.T) {
 				}
 				for i := range want {
 					if oursRollout[i] != want[i] {
-						t.Errorf("frame %d: Rollout health on v3.6.1 %q, on v2.14 %q", i, oursRollout[i], want[i])
+						t.Errorf("frame %d: Rollout health on %s %q, on v2.14 %q", i, r.Version(), oursRollout[i], want[i])
 					}
 				}
 				for i, st := range apps["ours"] {
 					// Kargo would call an Unknown or Missing Application Unhealthy
-					if st == health.HealthStatusUnknown || st == health.HealthStatusMissing {
+					if st == "Unknown" || st == "Missing" {
 						t.Errorf("frame %d: Application %s with our scripts", i, st)
 					}
 				}
 				last := len(tl.Frames) - 1
-				if got, want := string(apps["ours"][last]), tl.WantFinalAppHealth(); got != want {
+				if got, want := apps["ours"][last], tl.WantFinalAppHealth(); got != want {
 					t.Errorf("final Application health %s, want %s for a timeline that ends %s", got, want, tl.Outcome)
 				}
 			})
 		}
 		// the rules must be able to fail: the built-in script, which ignores the analysis, has to break them
 		if builtinProblems == 0 {
-			t.Errorf("%s: the built-in script passes every Kargo rule on v3.6.1; the checks cannot tell a script that ignores analysis", version)
+			t.Errorf("%s: the built-in script passes every Kargo rule on %s; the checks cannot tell a script that ignores analysis", version, r.Version())
 		}
 		t.Logf("%s: %d scenarios, %d frames; built-in scripts break the Kargo rules %d times", version, len(timelines), frames, builtinProblems)
 	}

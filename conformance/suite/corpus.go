@@ -1,4 +1,4 @@
-package v36
+package suite
 
 import (
 	"os"
@@ -8,10 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/argoproj/argo-cd/gitops-engine/v3/pkg/health"
-	argolua "github.com/argoproj/argo-cd/v3/util/lua"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/analysis-health/analysis-health/conformance/corpus"
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/upstream"
@@ -20,16 +16,16 @@ import (
 
 var corpusRow = regexp.MustCompile("^\\| `([^`]+)` \\(([^)]+)\\) \\| \\*\\*([^*]+)\\*\\*")
 
-// The upstream-corpus table of docs/health-semantics.md is computed in the main module, where Argo CD
-// v3.6.1's built-in scripts run in v2.14's VM. Here every object of v3.6.1's built-in suites goes
-// through v3.6's own code: our script through v3.6's util/lua (equal to the engine's v3.6 profile,
-// never Unknown or Missing), the built-in through v3.6's controller path (gitops-engine
-// GetResourceHealth without overrides); every status difference must be a row of the table with v3.6's
-// built-in status, and every such row must still differ.
-func TestUpstreamCorpusArgoCDv36(t *testing.T) {
-	mod := upstream.ModuleDir(t, "github.com/argoproj/argo-cd/v3")
-	label := "argo-cd@" + upstream.ModuleVersion(t, "github.com/argoproj/argo-cd/v3")
-	doc, err := os.ReadFile("../../docs/health-semantics.md")
+// UpstreamCorpus: the upstream-corpus table of docs/health-semantics.md is computed in the main module,
+// where a v3 release's built-in scripts run in v2.14's VM. Here every object of the release's built-in
+// suites goes through the release's own code: our script through its util/lua (equal to the engine's
+// profile, never Unknown or Missing), the built-in through its controller path (gitops-engine
+// GetResourceHealth without overrides); every status difference must be a row of the table with the
+// release's built-in status, and every such row must still differ.
+func UpstreamCorpus(t *testing.T, r Release) {
+	mod := upstream.ModuleDir(t, r.Module())
+	label := "argo-cd@" + upstream.ModuleVersion(t, r.Module())
+	doc, err := os.ReadFile(RepoFile(t, "docs/health-semantics.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +38,8 @@ func TestUpstreamCorpusArgoCDv36(t *testing.T) {
 	if len(documented) == 0 {
 		t.Fatalf("docs/health-semantics.md lists no built-in difference for %s: was the table generated?", label)
 	}
+	argo := Defaults(r)
+	e := engine.Engine{Profile: r.Profile()}
 	seen := map[string]bool{}
 	n := 0
 	for _, k := range lua.Kinds() {
@@ -57,15 +55,14 @@ func TestUpstreamCorpusArgoCDv36(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			u := &unstructured.Unstructured{Object: o.Obj}
-			ours, err := engine.Engine{Profile: engine.V36}.Health(u.DeepCopy().Object, script)
+			ours, err := e.Health(Copy(o.Obj), script)
 			if err != nil {
 				t.Errorf("%s: %v", file, err)
 				continue
 			}
-			vm, err := argolua.VM{}.ExecuteHealthLua(u.DeepCopy(), script)
-			if err != nil || vm == nil || string(vm.Status) != ours.Status || vm.Message != ours.Message {
-				t.Errorf("%s: v3.6 VM %v (%v) != engine %+v", file, vm, err, ours)
+			vm, err := argo.ExecuteHealth(o.Obj, script, false)
+			if err != nil || vm == nil || vm.Status != ours.Status || vm.Message != ours.Message {
+				t.Errorf("%s: %s VM %s (%v) != engine %+v", file, r.Version(), Show(vm), err, ours)
 			}
 			switch ours.Status {
 			case engine.Healthy, engine.Progressing, engine.Suspended, engine.Degraded:
@@ -73,21 +70,21 @@ func TestUpstreamCorpusArgoCDv36(t *testing.T) {
 				t.Errorf("%s: our script returned %q", file, ours.Status)
 			}
 			builtin := "error"
-			if hs, err := health.GetResourceHealth(u.DeepCopy(), argolua.ResourceHealthOverrides(nil)); err == nil && hs != nil {
-				builtin = string(hs.Status)
+			if hs, err := argo.ResourceHealth(o.Obj); err == nil && hs != nil {
+				builtin = hs.Status
 			}
 			if builtin == ours.Status {
 				continue
 			}
 			seen[file] = true
 			if got, ok := documented[file]; !ok || got != builtin {
-				t.Errorf("%s: ours %s, v3.6's built-in %s; the table says %q", file, ours.Status, builtin, got)
+				t.Errorf("%s: ours %s, %s's built-in %s; the table says %q", file, ours.Status, r.Version(), builtin, got)
 			}
 		}
 	}
 	for f := range documented {
 		if !seen[f] {
-			t.Errorf("the table lists %s as differing from %s's built-in, but in v3.6 it does not", f, label)
+			t.Errorf("the table lists %s as differing from %s's built-in, but in %s it does not", f, label, r.Version())
 		}
 	}
 	if n < 50 {
