@@ -55,9 +55,6 @@ type Capabilities struct {
 	WrapsHealthErrors bool
 	// BuiltinActions are the release's own actions per kind with actions of ours.
 	BuiltinActions map[string][]string
-	// ExtraActionProbes and ExtraDiscoveryProbes name probes (ActionProbes, DiscoveryProbes) only this
-	// release runs, with the reason; every other probe runs on every release.
-	ExtraActionProbes, ExtraDiscoveryProbes map[string]string
 }
 
 // Override is one entry of Argo CD's resource overrides (v1alpha1.ResourceOverride).

@@ -12,9 +12,8 @@ import (
 )
 
 // release is Argo CD v3.6.1 for conformance/suite: the v3 line's calls (conformance/argocdv3) with the
-// gitops-engine that moved into Argo CD's repository. What v3.6 changed is in its Capabilities: `return
-// nil` is "no health" and scripts see objects being deleted (NoHealth), and Go 1.27's encoding/json
-// words nested type errors by index (the extra probes).
+// gitops-engine that moved into Argo CD's repository, and what v3.6 changed: `return nil` is "no
+// health" and scripts see objects being deleted (NoHealth).
 var release = argocdv3.Release[health.HealthStatus]{
 	Release: "v3.6.1", Line: string(engine.V36),
 	ResourceHealth: func(obj *unstructured.Unstructured, ov argolua.ResourceHealthOverrides) (*health.HealthStatus, error) {
@@ -23,17 +22,6 @@ var release = argocdv3.Release[health.HealthStatus]{
 	HealthCheckFunc: func(gvk schema.GroupVersionKind) bool { return health.GetHealthCheckFunc(gvk) != nil },
 	Caps: suite.Capabilities{
 		NoHealth: true,
-		ExtraActionProbes: map[string]string{
-			"second entry not an object": "v3.6's cleanReturnedArray names the entry",
-			"resource a list":            "v3.6's cleanReturnedArray names the entry",
-		},
-		ExtraDiscoveryProbes: map[string]string{
-			"second param name number": "Go 1.27's encoding/json error names the index",
-			"param not a table":        "Go 1.27's encoding/json error names the index",
-			"param null then bad":      "Go 1.27's encoding/json error names the index",
-			"params not a list":        "Go 1.27's encoding/json error",
-			"disabled and params bad":  "Go 1.27's encoding/json reports the first error",
-		},
 	},
 }
 

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -61,18 +62,22 @@ var Unrelated = map[string]string{
 	"resource.customizations.health.apps_Deployment": "return {status = \"Healthy\"}\n",
 }
 
-// assertUnrelatedKept checks that a patched ConfigMap kept everything that was not ours.
-func assertUnrelatedKept(t *testing.T, cm *corev1.ConfigMap, s suite.Settings) {
+// assertUnrelatedKept checks that a patched ConfigMap kept everything that was not ours, and that the
+// release loads the unrelated overrides from it as from the base alone (v3 adds its own /status pointer).
+func assertUnrelatedKept(t *testing.T, r suite.Release, cm *corev1.ConfigMap, s suite.Settings) {
 	t.Helper()
 	for k, v := range Unrelated {
 		if cm.Data[k] != v {
 			t.Errorf("data %s = %q, want the base's %q kept", k, cm.Data[k], v)
 		}
 	}
-	all, _ := s.Override("*/*")
-	deployment, _ := s.Override("apps/Deployment")
-	if len(all.IgnoreJSONPointers) != 1 || deployment.HealthLua == "" {
-		t.Errorf("unrelated overrides lost: */* %+v, apps/Deployment %+v", all, deployment)
+	base := suite.LoadCM(t, r, Base())
+	for _, key := range []string{"*/*", "apps/Deployment"} {
+		got, _ := s.Override(key)
+		want, _ := base.Override(key)
+		if !reflect.DeepEqual(got, want) || len(want.IgnoreJSONPointers)+len(want.HealthLua) == 0 {
+			t.Errorf("unrelated override %s: %+v, from the base alone %+v", key, got, want)
+		}
 	}
 	if cm.Labels["app.kubernetes.io/part-of"] != "argocd" {
 		t.Errorf("labels %v lost part-of: argocd", cm.Labels)
@@ -103,7 +108,7 @@ func Patch(t *testing.T, r suite.Release, sets []suite.OptionSet) {
 			cm := suite.DecodeConfigMap(t, merged)
 			s := suite.LoadCM(t, r, cm)
 			suite.AssertLoaded(t, r, s, set.Opts, true)
-			assertUnrelatedKept(t, cm, s)
+			assertUnrelatedKept(t, r, cm, s)
 			suite.AssertGeneratedHealth(t, r, s, set.Opts)
 			suite.AssertGeneratedActions(t, r, s, set.Opts)
 		})
@@ -312,7 +317,7 @@ func Kustomize(t *testing.T, r suite.Release, sets []suite.OptionSet) {
 				}
 				s := suite.LoadCM(t, r, cm)
 				suite.AssertLoaded(t, r, s, set.Opts, true)
-				assertUnrelatedKept(t, cm, s)
+				assertUnrelatedKept(t, r, cm, s)
 				suite.AssertGeneratedHealth(t, r, s, set.Opts)
 				suite.AssertGeneratedActions(t, r, s, set.Opts)
 			})
