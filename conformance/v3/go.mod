@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/analysis-health/analysis-health v0.0.0
+	github.com/analysis-health/analysis-health/conformance/argocdv3 v0.0.0
 	github.com/argoproj/argo-cd/v3 v3.2.12
 	github.com/argoproj/gitops-engine v0.7.1-0.20260512161450-ff8d2f5207dc
 	k8s.io/apimachinery v0.34.0
@@ -28,7 +29,6 @@ require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.1.6 // indirect
-	github.com/analysis-health/analysis-health/conformance/argocdv3 v0.0.0
 	github.com/argoproj/pkg v0.13.7-0.20230626144333-d56162821bd1 // indirect
 	github.com/argoproj/pkg/v2 v2.0.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
