@@ -110,7 +110,7 @@ func AssertLoaded(t testing.TB, r Release, s Settings, o generator.Options, exac
 			}
 		}
 	}
-	handBuilt := Load(t, r, ActionsData(t))
+	handBuilt := LoadOnce(t, r, "hand-built actions", func() *corev1.ConfigMap { return ArgoCM(ActionsData(t)) })
 	for _, k := range lua.ActionKinds() {
 		value, selected := want[generator.ActionsKey(k)]
 		got, _ := s.Override(k.Key())
@@ -156,7 +156,9 @@ func AssertLoaded(t testing.TB, r Release, s Settings, o generator.Options, exac
 // Degraded, or the comparison proves nothing.
 func AssertGeneratedHealth(t testing.TB, r Release, s Settings, o generator.Options) {
 	t.Helper()
-	defaults := LoadCM(t, r, DecodeConfigMap(t, Generated(t, generator.ConfigMap, generator.Options{ArgoCDVersion: o.ArgoCDVersion})[0].Data))
+	defaults := LoadOnce(t, r, "generated argocd-cm, default options, form "+o.ArgoCDVersion, func() *corev1.ConfigMap {
+		return DecodeConfigMap(t, Generated(t, generator.ConfigMap, generator.Options{ArgoCDVersion: o.ArgoCDVersion})[0].Data)
+	})
 	changed, checked := map[string]int{}, map[string]int{}
 	degraded := 0
 	for _, fx := range Fixtures(t) {

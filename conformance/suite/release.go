@@ -7,6 +7,7 @@ package suite
 import (
 	"io/fs"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -133,6 +134,23 @@ func Load(t testing.TB, r Release, data map[string]string) Settings {
 
 // Defaults is Argo CD without an argocd-cm: its built-in scripts only.
 func Defaults(r Release) Settings { return r.Overrides(nil) }
+
+// loaded holds Settings that many checks compare with (the default options' argocd-cm, the hand-built
+// actions, a format's base), per release: each is loaded once, since the SettingsManager's informers
+// take a while to sync and what they hand over is a map that is only read.
+var loaded sync.Map
+
+// LoadOnce is Load for data that does not change between checks, named by key.
+func LoadOnce(t testing.TB, r Release, key string, cm func() *corev1.ConfigMap) Settings {
+	t.Helper()
+	id := r.Version() + "\x00" + key
+	if s, ok := loaded.Load(id); ok {
+		return s.(Settings)
+	}
+	s := LoadCM(t, r, cm())
+	loaded.Store(id, s)
+	return s
+}
 
 // RepoFile is a path below the repository root.
 func RepoFile(t testing.TB, rel string) string {

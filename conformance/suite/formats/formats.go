@@ -71,7 +71,7 @@ func assertUnrelatedKept(t *testing.T, r suite.Release, cm *corev1.ConfigMap, s 
 			t.Errorf("data %s = %q, want the base's %q kept", k, cm.Data[k], v)
 		}
 	}
-	base := suite.LoadCM(t, r, Base())
+	base := suite.LoadOnce(t, r, "formats base", Base)
 	for _, key := range []string{"*/*", "apps/Deployment"} {
 		got, _ := s.Override(key)
 		want, _ := base.Override(key)
@@ -235,11 +235,15 @@ func Kustomize(t *testing.T, r suite.Release, sets []suite.OptionSet) {
 		files   map[string]string // the build runs in app/; the component is generated into analysis-health/
 		inApp   bool              // generate the component into app/analysis-health instead
 		wantErr string
+		// installed: the health, fixture and actions checks too, on the layout Argo CD documents (the
+		// others differ in kustomize's build only, which AssertLoaded and the kept settings show)
+		installed bool
 	}{
 		{
 			// Argo CD's documented kustomize install: upstream manifests carry no namespace; the
 			// kustomization sets it (after the component's patch has matched by name).
-			name: "namespace set by the kustomization",
+			name:      "namespace set by the kustomization",
+			installed: true,
 			files: map[string]string{
 				"app/argocd-cm.yaml":     namespaceless,
 				"app/kustomization.yaml": "namespace: argocd\nresources:\n- argocd-cm.yaml\ncomponents:\n- ../analysis-health\n",
@@ -318,8 +322,10 @@ func Kustomize(t *testing.T, r suite.Release, sets []suite.OptionSet) {
 				s := suite.LoadCM(t, r, cm)
 				suite.AssertLoaded(t, r, s, set.Opts, true)
 				assertUnrelatedKept(t, r, cm, s)
-				suite.AssertGeneratedHealth(t, r, s, set.Opts)
-				suite.AssertGeneratedActions(t, r, s, set.Opts)
+				if l.installed {
+					suite.AssertGeneratedHealth(t, r, s, set.Opts)
+					suite.AssertGeneratedActions(t, r, s, set.Opts)
+				}
 			})
 		}
 	}
