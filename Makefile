@@ -72,7 +72,7 @@ test-upstream:
 
 # Per-evaluation cost of our scripts vs Argo CD's built-ins and the VM floor, per kind and path, by phase,
 # and on worst-case objects, in Argo CD v2.14's VM (conformance/) and v3.6.1's (conformance/v36); the raw
-# output goes to internal/benchdoc/testdata/, which renders docs/performance.md from it.
+# output goes to internal/bench/benchdoc/testdata/, which renders docs/performance.md from it.
 BENCH_COUNT ?= 5
 # Whole evaluations run 2000 times a run, so a garbage collection more or less in a run moves its
 # per-op figure little; the phases, measured alone and only to split the cost, 200 times.
@@ -80,14 +80,14 @@ BENCH_COST = -run '^$$' -bench 'BenchmarkCost$$' -benchtime 2000x -count $(BENCH
 BENCH = -run '^$$' -bench 'BenchmarkPhases$$' -benchtime 200x -count $(BENCH_COUNT)
 BENCH_WORST = -run '^$$' -bench 'BenchmarkWorstCase$$' -benchtime 10x -count 2
 bench:
-	$(GO) test $(BENCH_COST) ./conformance/ > internal/benchdoc/testdata/v2.14.txt
-	$(GO) test $(BENCH) ./conformance/ >> internal/benchdoc/testdata/v2.14.txt
-	$(GO) test $(BENCH_WORST) ./conformance/ >> internal/benchdoc/testdata/v2.14.txt
+	$(GO) test $(BENCH_COST) ./conformance/ > internal/bench/benchdoc/testdata/v2.14.txt
+	$(GO) test $(BENCH) ./conformance/ >> internal/bench/benchdoc/testdata/v2.14.txt
+	$(GO) test $(BENCH_WORST) ./conformance/ >> internal/bench/benchdoc/testdata/v2.14.txt
 	if [ -d conformance/v36 ]; then cd conformance/v36 && export GOTOOLCHAIN=go1.27.3 && \
-		$(GO) test $(BENCH_COST) . > ../../internal/benchdoc/testdata/v3.6.txt && \
-		$(GO) test $(BENCH) . >> ../../internal/benchdoc/testdata/v3.6.txt && \
-		$(GO) test $(BENCH_WORST) . >> ../../internal/benchdoc/testdata/v3.6.txt; fi
-	$(GO) test -count=1 -run TestPerformanceDoc ./internal/benchdoc/ -update
+		$(GO) test $(BENCH_COST) . > ../../internal/bench/benchdoc/testdata/v3.6.txt && \
+		$(GO) test $(BENCH) . >> ../../internal/bench/benchdoc/testdata/v3.6.txt && \
+		$(GO) test $(BENCH_WORST) . >> ../../internal/bench/benchdoc/testdata/v3.6.txt; fi
+	$(GO) test -count=1 -run TestPerformanceDoc ./internal/bench/benchdoc/ -update
 	@sed -n '/^## Against the goal/,/^## How the forms/p' docs/performance.md
 	$(MAKE) bench-cli
 

@@ -7,8 +7,9 @@ import (
 	"github.com/argoproj/gitops-engine/pkg/health"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/analysis-health/analysis-health/conformance/suite"
 	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/internal/costcases"
+	"github.com/analysis-health/analysis-health/internal/bench/costcases"
 	"github.com/analysis-health/analysis-health/lua"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkHealth(b *testing.B) {
 	for _, k := range lua.Kinds() {
 		floor["resource.customizations.health."+k.ConfigMapSuffix()] = `return {status="Healthy"}`
 	}
-	oursOv, err := overridesFromConfigMap(b, bundledConfigMapData(b))
+	oursOv, err := overridesFromConfigMap(b, suite.HealthData(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -10,18 +9,14 @@ import (
 	"testing"
 
 	argolua "github.com/argoproj/argo-cd/v2/util/lua"
-	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	"github.com/argoproj/argo-rollouts/pkg/kubectl-argo-rollouts/info"
 	"github.com/argoproj/gitops-engine/pkg/health"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	helmengine "helm.sh/helm/v3/pkg/engine"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/conformance/corpus"
+	"github.com/analysis-health/analysis-health/conformance/corpus/kubectl"
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/upstream"
 	"github.com/analysis-health/analysis-health/lua"
@@ -151,41 +146,6 @@ func corpusSources(t *testing.T) []corpusSource {
 	return sources
 }
 
-// kubectlStatus is what `kubectl argo rollouts get` shows for the object: pkg/kubectl-argo-rollouts/info
-// of the main module's Argo Rollouts version, on the object decoded into its API types.
-func kubectlStatus(o corpus.Object) (status, message string, err error) {
-	switch o.Kind {
-	case "Rollout":
-		var ro v1alpha1.Rollout
-		if err := yaml.Unmarshal(o.Raw, &ro); err != nil {
-			return "", "", err
-		}
-		ri := info.NewRolloutInfo(&ro, nil, nil, nil, nil, nil)
-		return ri.Status, ri.Message, nil
-	case "Experiment":
-		var ex v1alpha1.Experiment
-		if err := yaml.Unmarshal(o.Raw, &ex); err != nil {
-			return "", "", err
-		}
-		ei := info.NewExperimentInfo(&ex, nil, nil, nil)
-		return ei.Status, ei.Message, nil
-	case "AnalysisRun":
-		var run v1alpha1.AnalysisRun
-		if err := yaml.Unmarshal(o.Raw, &run); err != nil {
-			return "", "", err
-		}
-		// kubectl-argo-rollouts shows AnalysisRuns under their owner: give the run one.
-		owner := &v1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Name: "owner", UID: types.UID("corpus-owner")}}
-		run.OwnerReferences = append(run.OwnerReferences, metav1.OwnerReference{UID: owner.UID, Name: owner.Name, Kind: "Rollout"})
-		ri := info.NewRolloutInfo(owner, nil, nil, nil, []*v1alpha1.AnalysisRun{&run}, nil)
-		if len(ri.AnalysisRuns) != 1 {
-			return "", "", fmt.Errorf("kubectl-argo-rollouts listed %d AnalysisRuns", len(ri.AnalysisRuns))
-		}
-		return ri.AnalysisRuns[0].Status, run.Status.Message, nil
-	}
-	return "", "", fmt.Errorf("kind %s", o.Kind)
-}
-
 func evaluateCorpus(t *testing.T) []corpus.Result {
 	t.Helper()
 	var results []corpus.Result
@@ -224,7 +184,7 @@ func evaluateCorpus(t *testing.T) []corpus.Result {
 			default:
 				r.Builtin = engine.Health{Status: string(bs.Status), Message: bs.Message}
 			}
-			st, msg, err := kubectlStatus(o)
+			st, msg, err := kubectl.Status(o)
 			r.DecodeErr = err
 			r.KubectlRaw = st
 			r.Kubectl = engine.Health{Status: corpus.KubectlHealth(st), Message: msg}

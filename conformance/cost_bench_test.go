@@ -4,46 +4,23 @@ import (
 	"encoding/json"
 	"testing"
 
-	builtins "github.com/argoproj/argo-cd/v2/resource_customizations"
-	argolua "github.com/argoproj/argo-cd/v2/util/lua"
 	"github.com/argoproj/gitops-engine/pkg/health"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/internal/costcases"
+	"github.com/analysis-health/analysis-health/conformance/suite"
+	"github.com/analysis-health/analysis-health/internal/bench/costcases"
 )
 
 // The cost benchmarks (`make bench`; docs/performance.md is rendered from their output by
-// internal/benchdoc) measure one health evaluation per op through Argo CD v2.14.21's real controller path
+// internal/bench/benchdoc) measure one health evaluation per op through Argo CD v2.14.21's real controller path
 // (gitops-engine GetResourceHealth → util/lua ResourceHealthOverrides), per kind and path, for ours (the
 // form the generator emits for --argocd-version v2.14), builtin and floor. The sets, variants and bodies
-// are internal/costcases', shared with conformance/v36; this file holds the calls into v2.14.
+// are internal/bench/costcases', shared with conformance/v36 through conformance/suite's CostVM.
 
 // argoCD is Argo CD v2.14.21 as the cost benchmarks use it.
 func argoCD(b *testing.B) costcases.VM {
-	return costcases.VM{
-		ArgoCDVersion: "v2.14",
-		Profile:       engine.V214,
-		Builtins:      builtins.Embedded,
-		Evaluator: func(data map[string]string) (costcases.Eval, error) {
-			ov := argolua.ResourceHealthOverrides{}
-			if data != nil {
-				loaded, err := overridesFromConfigMap(b, data)
-				if err != nil {
-					return nil, err
-				}
-				ov = argolua.ResourceHealthOverrides(loaded)
-			}
-			return func(obj *unstructured.Unstructured) error {
-				_, err := health.GetResourceHealth(obj, ov)
-				return err
-			}, nil
-		},
-		DecodeHealth: func(raw []byte) error {
-			var hs health.HealthStatus
-			return json.Unmarshal(raw, &hs)
-		},
-	}
+	vm := suite.CostVM(b, release)
+	vm.DecodeHealth = func(raw []byte) error { return json.Unmarshal(raw, new(health.HealthStatus)) }
+	return vm
 }
 
 // BenchmarkCost is one evaluation of each variant per op, the variants taking turns, cycling over a set's
@@ -56,6 +33,6 @@ func BenchmarkCost(b *testing.B) { costcases.Cost(b, argoCD(b)) }
 // compile (every call in v2.14), run, run-cached (run minus run-cached is the lazy compilation) and result.
 func BenchmarkPhases(b *testing.B) { costcases.Phases(b, argoCD(b)) }
 
-// BenchmarkWorstCase evaluates the largest objects a cluster plausibly holds (internal/worstcase) through
+// BenchmarkWorstCase evaluates the largest objects a cluster plausibly holds (internal/bench/worstcase) through
 // Argo CD's real path; the target is at most 10 ms each.
 func BenchmarkWorstCase(b *testing.B) { costcases.WorstCase(b, argoCD(b)) }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -21,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/conformance/argocdoperator"
+	"github.com/analysis-health/analysis-health/conformance/suite"
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/upstream"
 )
@@ -143,23 +142,6 @@ func entryKeys(s argocdoperator.Spec) string {
 	return strings.Join(keys, " ")
 }
 
-// operatorOverrides loads what the operator would write into argocd-cm for cr through Argo CD v2.14's
-// util/settings.
-func operatorOverrides(t *testing.T, cr []byte) map[string]v1alpha1.ResourceOverride {
-	t.Helper()
-	data, err := argocdoperator.ConfigMapData(cr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return genSettingsOverrides(t, &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "argocd-cm", Namespace: "argocd",
-			Labels: map[string]string{"app.kubernetes.io/name": "argocd-cm", "app.kubernetes.io/part-of": "argocd"},
-		},
-		Data: data,
-	})
-}
-
 // Both operator formats, applied to a minimal ArgoCD resource and to one with entries of its own: the
 // result is valid in both served versions of the real CRD, holds what each format promises, and the
 // argocd-cm the operator derives from it gives, through Argo CD v2.14's util/settings, exactly our health
@@ -176,9 +158,9 @@ func TestOperatorPatchesInArgoCDOperator(t *testing.T) {
 			}
 		}
 		for _, f := range []generator.Format{generator.Operator, generator.OperatorJSON6902} {
-			for _, set := range genOptionSets {
-				t.Run(base.name+"/"+string(f)+"/"+set.name, func(t *testing.T) {
-					patch := genFiles(t, f, set.opts)[0].Data
+			for _, set := range suite.OptionSets {
+				t.Run(base.name+"/"+string(f)+"/"+set.Name, func(t *testing.T) {
+					patch := suite.Generated(t, f, set.Opts)[0].Data
 					got, err := applyPatch(t, f, patch, cr)
 					if f == generator.OperatorJSON6902 && base.name == "minimal" {
 						// No annotations and no lists to append to: refused whole, never half-applied.
@@ -214,11 +196,13 @@ func TestOperatorPatchesInArgoCDOperator(t *testing.T) {
 					if !strings.Contains(string(got), `"route":{"enabled":true}`) && base.name == "customized" {
 						t.Error("the resource's other settings were not kept")
 					}
-					ov := operatorOverrides(t, got)
-					genAssertOurs(t, ov, set.opts)
-					genAssertFixtures(t, ov, set.opts)
-					genAssertActions(t, ov, set.opts)
-					if base.name == "customized" && f == generator.OperatorJSON6902 && ov["cert-manager.io/Certificate"].HealthLua == "" {
+					data, err := argocdoperator.ConfigMapData(got)
+					if err != nil {
+						t.Fatal(err)
+					}
+					s := suite.Load(t, release, data)
+					suite.AssertInstalled(t, release, s, set.Opts)
+					if cert, _ := s.Override("cert-manager.io/Certificate"); base.name == "customized" && f == generator.OperatorJSON6902 && cert.HealthLua == "" {
 						t.Error("the resource's own health check did not reach argocd-cm")
 					}
 
@@ -243,7 +227,7 @@ func TestOperatorPatchesRefuseOtherResources(t *testing.T) {
 			"  name: "+other.name+"\n  namespace: "+other.namespace+"\n")
 		old := unstructuredFrom(t, []byte(cr))
 		for _, f := range []generator.Format{generator.Operator, generator.OperatorJSON6902} {
-			got, err := applyPatch(t, f, genFiles(t, f, generator.Options{})[0].Data, toJSON(t, cr))
+			got, err := applyPatch(t, f, suite.Generated(t, f, generator.Options{})[0].Data, toJSON(t, cr))
 			if f == generator.OperatorJSON6902 {
 				if err == nil {
 					t.Errorf("%s applied to %s/%s", f, other.namespace, other.name)
@@ -261,7 +245,7 @@ func TestOperatorPatchesRefuseOtherResources(t *testing.T) {
 		}
 	}
 	// The generated names are what the flags say.
-	files := genFiles(t, generator.OperatorJSON6902, generator.Options{ArgoCDName: "openshift-gitops", Namespace: "openshift-gitops"})
+	files := suite.Generated(t, generator.OperatorJSON6902, generator.Options{ArgoCDName: "openshift-gitops", Namespace: "openshift-gitops"})
 	cr := strings.ReplaceAll(customizedArgoCD, "  name: argocd\n  namespace: argocd\n", "  name: openshift-gitops\n  namespace: openshift-gitops\n")
 	if _, err := applyPatch(t, generator.OperatorJSON6902, files[0].Data, toJSON(t, cr)); err != nil {
 		t.Errorf("--argocd-name/--namespace openshift-gitops: %v", err)

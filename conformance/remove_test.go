@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/analysis-health/analysis-health/conformance/suite"
+	"github.com/analysis-health/analysis-health/conformance/suite/formats"
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/lua"
 )
@@ -23,10 +25,10 @@ func TestUninstallPatchInArgoCD(t *testing.T) {
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: "argocd",
 			Labels: map[string]string{"app.kubernetes.io/name": "argocd-cm", "app.kubernetes.io/part-of": "argocd"}},
-		Data: genUnrelated,
+		Data: formats.Unrelated,
 	}
-	for _, set := range genOptionSets {
-		t.Run(set.name, func(t *testing.T) {
+	for _, set := range suite.OptionSets {
+		t.Run(set.Name, func(t *testing.T) {
 			raw, err := yaml.Marshal(base)
 			if err != nil {
 				t.Fatal(err)
@@ -35,10 +37,10 @@ func TestUninstallPatchInArgoCD(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			remove := set.opts
+			remove := set.Opts
 			remove.Remove = true
-			for _, o := range []generator.Options{set.opts, remove} {
-				patch, err := yaml.YAMLToJSON(genFiles(t, generator.Patch, o)[0].Data)
+			for _, o := range []generator.Options{set.Opts, remove} {
+				patch, err := yaml.YAMLToJSON(suite.Generated(t, generator.Patch, o)[0].Data)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -46,16 +48,16 @@ func TestUninstallPatchInArgoCD(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !o.Remove {
-					if ov := genSettingsOverrides(t, genDecodeConfigMap(t, doc)); len(ov) <= len(genSettingsOverrides(t, base)) {
+					if ov := genSettingsOverrides(t, suite.DecodeConfigMap(t, doc)); len(ov) <= len(genSettingsOverrides(t, base)) {
 						t.Fatal("the install patch added no override")
 					}
 				}
 			}
-			cm := genDecodeConfigMap(t, doc)
-			if len(cm.Data) != len(genUnrelated) {
-				t.Errorf("data after uninstall: %d keys, want the %d it had", len(cm.Data), len(genUnrelated))
+			cm := suite.DecodeConfigMap(t, doc)
+			if len(cm.Data) != len(formats.Unrelated) {
+				t.Errorf("data after uninstall: %d keys, want the %d it had", len(cm.Data), len(formats.Unrelated))
 			}
-			for k, v := range genUnrelated {
+			for k, v := range formats.Unrelated {
 				if cm.Data[k] != v {
 					t.Errorf("%s changed by install + uninstall", k)
 				}

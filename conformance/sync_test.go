@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/analysis-health/analysis-health/conformance/suite"
 	"github.com/analysis-health/analysis-health/hooks"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/manifest"
@@ -293,7 +294,7 @@ type step struct {
 func (s step) String() string { return fmt.Sprintf("%s %q", s.phase, s.message) }
 
 func ourHealth(t *testing.T) health.HealthOverride {
-	overrides, err := overridesFromConfigMap(t, bundledConfigMapData(t))
+	overrides, err := overridesFromConfigMap(t, suite.HealthData(t))
 	if err != nil {
 		t.Fatal(err)
 	}

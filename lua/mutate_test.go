@@ -12,7 +12,7 @@ import (
 
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/generator"
-	"github.com/analysis-health/analysis-health/internal/worstcase"
+	"github.com/analysis-health/analysis-health/internal/bench/worstcase"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/mutate"
 )
@@ -27,7 +27,7 @@ var phases = []string{"Failed", "Inconclusive", "Running", "Degraded", "Error", 
 type seed struct {
 	kind lua.Kind
 	raw  []byte
-	// big marks the worst-case objects (internal/worstcase: megabytes), mutated fewer times per test run.
+	// big marks the worst-case objects (internal/bench/worstcase: megabytes), mutated fewer times per test run.
 	big bool
 }
 

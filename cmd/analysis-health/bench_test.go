@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/internal/bulkgen"
+	"github.com/analysis-health/analysis-health/internal/bench/bulkgen"
 	"github.com/analysis-health/analysis-health/internal/cli"
 )
 

@@ -97,7 +97,7 @@ func renderPerformanceDoc(raw []byte) ([]byte, error) {
 ` + "`make bench-cli`" + ` captures; do not edit. -->
 
 ` + "`make bench-cli`" + ` (part of ` + "`make bench`" + `) runs the benchmarks in ` + "`cmd/analysis-health/bench_test.go`" + `;
-this page is generated from their output. The inputs are generated in memory by ` + "`internal/bulkgen`" + `, so no
+this page is generated from their output. The inputs are generated in memory by ` + "`internal/bench/bulkgen`" + `, so no
 large file is committed: a ` + "`kind: List`" + ` of Rollouts, AnalysisRuns and Experiments cycling through every
 bundled health fixture (steady, in-flight and failed analysis alike), printed as ` + "`kubectl get -o json`" + `
 prints it (four-space indentation), and a multi-document stream of releases of the bundled rendered charts

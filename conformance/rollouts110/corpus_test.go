@@ -1,18 +1,12 @@
 package rollouts110
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	"github.com/argoproj/argo-rollouts/pkg/kubectl-argo-rollouts/info"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
-
 	"github.com/analysis-health/analysis-health/conformance/corpus"
+	"github.com/analysis-health/analysis-health/conformance/corpus/kubectl"
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/upstream"
 	"github.com/analysis-health/analysis-health/lua"
@@ -34,40 +28,6 @@ var undecodable = map[string]string{
 var unreadable = map[string]string{
 	"test/e2e/expectedfailures/analysis-run-failfast.yaml": "upstream e2e input with broken YAML indentation (never parsed by any test upstream)",
 	"examples/helm-blue-green/templates/rollout.yaml":      "a Helm template, byte-identical to v1.8.5's, which the main module's corpus renders with the chart's values",
-}
-
-// kubectlStatus is what `kubectl argo rollouts get` of v1.10.2 shows for the object.
-func kubectlStatus(o corpus.Object) (status, message string, err error) {
-	switch o.Kind {
-	case "Rollout":
-		var ro v1alpha1.Rollout
-		if err := yaml.Unmarshal(o.Raw, &ro); err != nil {
-			return "", "", err
-		}
-		ri := info.NewRolloutInfo(&ro, nil, nil, nil, nil, nil)
-		return ri.Status, ri.Message, nil
-	case "Experiment":
-		var ex v1alpha1.Experiment
-		if err := yaml.Unmarshal(o.Raw, &ex); err != nil {
-			return "", "", err
-		}
-		ei := info.NewExperimentInfo(&ex, nil, nil, nil)
-		return ei.Status, ei.Message, nil
-	case "AnalysisRun":
-		var run v1alpha1.AnalysisRun
-		if err := yaml.Unmarshal(o.Raw, &run); err != nil {
-			return "", "", err
-		}
-		// kubectl-argo-rollouts shows AnalysisRuns under their owner: give the run one.
-		owner := &v1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Name: "owner", UID: types.UID("corpus-owner")}}
-		run.OwnerReferences = append(run.OwnerReferences, metav1.OwnerReference{UID: owner.UID, Name: owner.Name, Kind: "Rollout"})
-		ri := info.NewRolloutInfo(owner, nil, nil, nil, []*v1alpha1.AnalysisRun{&run}, nil)
-		if len(ri.AnalysisRuns) != 1 {
-			return "", "", fmt.Errorf("kubectl-argo-rollouts listed %d AnalysisRuns", len(ri.AnalysisRuns))
-		}
-		return ri.AnalysisRuns[0].Status, run.Status.Message, nil
-	}
-	return "", "", fmt.Errorf("kind %s", o.Kind)
 }
 
 // Every Rollout, AnalysisRun and Experiment in Argo Rollouts v1.10.2's module files, as the main module's
@@ -109,7 +69,7 @@ func TestUpstreamCorpusRollouts110(t *testing.T) {
 		} else {
 			r.Builtin = h
 		}
-		st, msg, err := kubectlStatus(o)
+		st, msg, err := kubectl.Status(o)
 		r.DecodeErr, r.KubectlRaw = err, st
 		r.Kubectl = engine.Health{Status: corpus.KubectlHealth(st), Message: msg}
 		results = append(results, r)

@@ -4,12 +4,17 @@ go 1.26
 
 require (
 	github.com/analysis-health/analysis-health v0.0.0
+	github.com/analysis-health/analysis-health/conformance/argocdv3 v0.0.0
 	github.com/argoproj/argo-cd/v3 v3.2.12
 	github.com/argoproj/gitops-engine v0.7.1-0.20260512161450-ff8d2f5207dc
-	k8s.io/api v0.34.0
 	k8s.io/apimachinery v0.34.0
-	k8s.io/client-go v0.34.0
-	sigs.k8s.io/yaml v1.6.0
+)
+
+require (
+	github.com/analysis-health/analysis-health/analysisruns v0.0.0 // indirect
+	k8s.io/api v0.34.0 // indirect
+	k8s.io/client-go v0.34.0 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
 require (
@@ -215,3 +220,5 @@ replace (
 )
 
 replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns
+
+replace github.com/analysis-health/analysis-health/conformance/argocdv3 => ../argocdv3

@@ -97,15 +97,15 @@ func exists(f Frame, name string) bool {
 // or the newest attempt of an analysis. A new file that reads it fails the test, so the rule cannot
 // be written a second time unnoticed.
 var selectsRuns = map[string]string{
-	"verdict/verdict.go":              "re-exports the label's name; resolves a revision number to its hash",
-	"rolloutplugin/plugin.go":         "the API label selector that fetches the candidates analysisruns then selects from",
-	"hooks/hooks.go":                  "labels Argo CD must not copy into a hook's AnalysisRun",
-	"internal/worstcase/worstcase.go": "a benchmark object's labels",
-	"e2e/apiserver/main.go":           "which Pods the simulated kubelet holds unready",
-	"e2e/recorder/harness.go":         "which Pods the simulated kubelet holds unready",
-	"e2e/recorder/objects.go":         "a comment on Services' selectors",
-	"e2e/timeline/verdicts_test.go":   "builds test objects",
-	"verdict/verdict_test.go":         "builds test objects",
+	"verdict/verdict.go":                    "re-exports the label's name; resolves a revision number to its hash",
+	"rolloutplugin/plugin.go":               "the API label selector that fetches the candidates analysisruns then selects from",
+	"hooks/hooks.go":                        "labels Argo CD must not copy into a hook's AnalysisRun",
+	"internal/bench/worstcase/worstcase.go": "a benchmark object's labels",
+	"e2e/apiserver/main.go":                 "which Pods the simulated kubelet holds unready",
+	"e2e/recorder/harness.go":               "which Pods the simulated kubelet holds unready",
+	"e2e/recorder/objects.go":               "a comment on Services' selectors",
+	"e2e/timeline/verdicts_test.go":         "builds test objects",
+	"verdict/verdict_test.go":               "builds test objects",
 }
 
 // TestOneRuleForTheRunsOfARevision proves the former copies of "the newest run of the revision" are gone

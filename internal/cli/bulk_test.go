@@ -11,7 +11,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/internal/bulkgen"
+	"github.com/analysis-health/analysis-health/internal/bench/bulkgen"
 	"github.com/analysis-health/analysis-health/manifest"
 )
 
