@@ -431,7 +431,7 @@ func apiError(err error, what, where string, timeout time.Duration) error {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%s not found in %s", what, where)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get/list/watch on rollouts, analysisruns and experiments, and get on the kubeconfig Secret): %v", what, where, apiMessage(err))
+		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get on rollouts, get and list on analysisruns, list on experiments, and get on the kubeconfig Secret): %v", what, where, apiMessage(err))
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%s: the credentials for %s were rejected", what, where)
 	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || (errors.As(err, &netErr) && netErr.Timeout()):

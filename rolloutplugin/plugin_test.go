@@ -38,7 +38,7 @@ type frame struct {
 	Experiments  []map[string]any `json:"experiments"`
 }
 
-func loadFrame(t *testing.T, name string) frame {
+func loadFrame(t testing.TB, name string) frame {
 	t.Helper()
 	raw, err := os.ReadFile("../verdict/testdata/" + name + ".yaml")
 	if err != nil {
@@ -252,7 +252,7 @@ func TestForbidden(t *testing.T) {
 	})
 	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil }})
 	m := p.Run(analysisRun(), metric(`{"name":"checkout","namespace":"shop"}`))
-	if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, "access denied") || !strings.Contains(m.Message, "get/list/watch on rollouts") {
+	if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, "access denied") || !strings.Contains(m.Message, "get on rollouts, get and list on analysisruns, list on experiments") {
 		t.Fatalf("%s %q", m.Phase, m.Message)
 	}
 }
