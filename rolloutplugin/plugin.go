@@ -113,9 +113,29 @@ func (p *Plugin) GetMetadata(v1alpha1.Metric) map[string]string {
 }
 
 // Run takes a measurement: the verdict now, and if it is Running a ResumeAt so the controller comes back.
+// After an Error the controller starts a new measurement with Run, not Resume (analysis/analysis.go
+// runMeasurements): the revision an earlier measurement of the run pinned is still the one judged.
 func (p *Plugin) Run(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric) v1alpha1.Measurement {
 	now := metav1.NewTime(p.opts.Now())
-	return p.measure(run, metric, v1alpha1.Measurement{StartedAt: &now})
+	return p.measure(run, metric, v1alpha1.Measurement{StartedAt: &now, Metadata: earlierPin(run, metric.Name)})
+}
+
+// earlierPin is the pin of the run's latest measurement of the metric that holds one.
+func earlierPin(run *v1alpha1.AnalysisRun, metric string) map[string]string {
+	if run == nil {
+		return nil
+	}
+	for _, mr := range run.Status.MetricResults {
+		if mr.Name != metric {
+			continue
+		}
+		for i := len(mr.Measurements) - 1; i >= 0; i-- {
+			if pin := verdict.PinFromMetadata(mr.Measurements[i].Metadata); pin != nil {
+				return pin.Metadata()
+			}
+		}
+	}
+	return nil
 }
 
 // Resume judges again; the measurement keeps its start time.

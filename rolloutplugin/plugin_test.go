@@ -323,6 +323,15 @@ func TestPinnedRevision(t *testing.T) {
 	if r.Phase != v1alpha1.AnalysisPhaseFailed || !strings.Contains(r.Message, "replaced by "+stable) || !strings.Contains(r.Message, hash) {
 		t.Errorf("pinned judgement after the rollback: %s %q", r.Phase, r.Message)
 	}
+	// after an Error (an API server that did not answer) the controller starts a new measurement with
+	// Run: the pin of the run's earlier measurement still holds
+	errored := m.DeepCopy()
+	errored.Phase, errored.Message, errored.ResumeAt = v1alpha1.AnalysisPhaseError, "did not answer within 10s", nil
+	withError := analysisRun()
+	withError.Status.MetricResults = []v1alpha1.MetricResult{{Name: "rollout-analysis", Measurements: []v1alpha1.Measurement{*errored}}}
+	if again := p.Run(withError, metric(cfg)); again.Phase != v1alpha1.AnalysisPhaseFailed || again.Metadata["revision"] != hash {
+		t.Errorf("a new measurement after an Error: %s %q pinned %q, want Failed pinned %s", again.Phase, again.Message, again.Metadata["revision"], hash)
+	}
 
 	// image: another image waits, the Freight's image is judged
 	withImage := func(image string) string {
