@@ -297,8 +297,18 @@ func localClient(path string) (dynamic.Interface, error) {
 		return nil, err
 	}
 	cfg.Timeout = DefaultAPITimeout
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	return dynamic.NewForConfig(cfg)
 }
+
+// ClientQPS and ClientBurst bound the plugin's requests to one cluster. client-go's defaults (5 per second,
+// bursts of 10) are below what 200 verifications in flight ask for at the default pollInterval (about 3
+// reads each per 10 s): its rate limiter then holds requests past apiTimeout and the measurements are
+// Error (docs/reliability.md). The API server's priority and fairness still protects it.
+const (
+	ClientQPS   = 100
+	ClientBurst = 200
+)
 
 func (p *Plugin) remoteClient(kubeconfig []byte, timeout time.Duration) (dynamic.Interface, error) {
 	if p.opts.Remote != nil {
@@ -315,6 +325,7 @@ func RemoteClient(kubeconfig []byte, timeout time.Duration) (dynamic.Interface, 
 		return nil, errors.New("not a valid kubeconfig")
 	}
 	cfg.Timeout = timeout
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	return dynamic.NewForConfig(cfg)
 }
 
@@ -454,7 +465,10 @@ func apiError(err error, what, where string, timeout time.Duration) error {
 		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get on rollouts, get and list on analysisruns, list on experiments, and get on the kubeconfig Secret): %v", what, where, apiMessage(err))
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%s: the credentials for %s were rejected", what, where)
-	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || (errors.As(err, &netErr) && netErr.Timeout()):
+	// client-go's rate limiter refuses a request it could not send before the deadline without wrapping
+	// context.DeadlineExceeded (rest/request.go tryThrottle, golang.org/x/time/rate Limiter.Wait)
+	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || (errors.As(err, &netErr) && netErr.Timeout()) ||
+		strings.Contains(err.Error(), "would exceed context deadline"):
 		return fmt.Errorf("%s: %s did not answer within %s", what, where, timeout)
 	case errors.As(err, &urlErr):
 		return fmt.Errorf("%s: cannot reach %s: %v", what, where, urlErr.Err)

@@ -43,7 +43,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/workqueue"
@@ -845,12 +844,13 @@ func (r *rig) generated(ns, file string, extra ...string) ([][]byte, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "kargo")
 	args := append([]string{"generate", "--format", "kargo", "--project", ns, "--rollout", Name, "--namespace", ns,
-		"--plugin-location", "file://" + r.bins.plugin, "--image-repo", ImageRepo, "--out", dir}, extra...)
+		"--plugin-location", "file://" + r.bins.plugin, "--image-repo", ImageRepo, "--out", out}, extra...)
 	if out, err := exec.Command(r.bins.cli, args...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("analysis-health %s: %v: %s", strings.Join(args, " "), err, out)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, file))
+	raw, err := os.ReadFile(filepath.Join(out, file))
 	if err != nil {
 		return nil, err
 	}

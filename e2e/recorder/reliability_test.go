@@ -113,8 +113,8 @@ func thisMachine() machine {
 	return m
 }
 
-// step is one measurement the controller wrote, as the doc shows it.
-type step struct {
+// measStep is one measurement the controller wrote, as the doc shows it.
+type measStep struct {
 	Phase   string `json:"phase"`
 	Message string `json:"message,omitempty"`
 	Pinned  string `json:"pinned,omitempty"`
@@ -125,21 +125,21 @@ type faultResult struct {
 	Expected string `json:"expected"`
 	// Written is what the controller stored, measurement by measurement; Unwritten the measurements it
 	// took but could not store (from its log), Observed the rest of what happened.
-	Written   []step   `json:"written"`
-	Unwritten []string `json:"unwritten,omitempty"`
-	Observed  []string `json:"observed"`
-	Final     string   `json:"final"`
+	Written   []measStep `json:"written"`
+	Unwritten []string   `json:"unwritten,omitempty"`
+	Observed  []string   `json:"observed"`
+	Final     string     `json:"final"`
 }
 
 // written is the measurements the controller stored for run key since from, consecutive repeats of one
 // phase and message folded.
-func (r *rig) written(key string, from time.Time) []step {
-	var out []step
+func (r *rig) written(key string, from time.Time) []measStep {
+	var out []measStep
 	for _, m := range r.ctrl.writes.snapshot() {
 		if m.Key != key || m.Written.Before(from) {
 			continue
 		}
-		s := step{Phase: string(m.Measurement.Phase), Message: m.Measurement.Message, Pinned: m.Measurement.Metadata["revision"]}
+		s := measStep{Phase: string(m.Measurement.Phase), Message: m.Measurement.Message, Pinned: m.Measurement.Metadata["revision"]}
 		if len(out) == 0 || out[len(out)-1] != s {
 			out = append(out, s)
 		}
@@ -147,9 +147,7 @@ func (r *rig) written(key string, from time.Time) []step {
 	return out
 }
 
-// writesOf are every controller of the rig's writes since it started; the controller restart test keeps
-// the first controller's.
-func anySuccessful(steps []step) bool {
+func anySuccessful(steps []measStep) bool {
 	for _, s := range steps {
 		if s.Phase == string(v1alpha1.AnalysisPhaseSuccessful) {
 			return true
@@ -281,30 +279,34 @@ func faultAPISlow(t *testing.T, r *rig, tl *Timeline) faultResult {
 	return res
 }
 
-// The plugin process killed by SIGKILL: what the controller does, and the verification resumes or fails,
-// never Successful without a judgement.
+// The plugin process killed by SIGKILL between two measurements: what the controller does, and the
+// verification resumes or fails, never Successful without a judgement.
 func faultPluginKilled(t *testing.T, r *rig, tl *Timeline) faultResult {
-	res := faultResult{Expected: "the measurement in flight Error, the plugin started again for the next, which judges again; never Successful without a judgement"}
+	res := faultResult{Expected: "the verification resumes (or fails), never Successful without a judgement"}
 	s := startVerification(t, r, "fault-killed", tl, relMid(t, tl), fastPoll)
 	before := pluginPIDs()
 	if len(before) != 1 {
 		t.Fatalf("plugin processes %v, want one", before)
 	}
+	ar, err := r.run(s.ns, s.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := lastMeasurement(ar).DeepCopy()
 	if err := syscall.Kill(before[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	m := waitMeasurement(t, r, s, 30*time.Second, "Error", func(m *v1alpha1.Measurement) bool { return m.Phase == v1alpha1.AnalysisPhaseError })
-	res.Observed = append(res.Observed, fmt.Sprintf("measurement after the kill: %s %q, pinned revision %q", m.Phase, m.Message, m.Metadata["revision"]))
-	waitMeasurement(t, r, s, 40*time.Second, "Running again", func(m *v1alpha1.Measurement) bool {
-		return m.Phase == v1alpha1.AnalysisPhaseRunning && m.Metadata["revision"] == tl.PodTemplateHash
-	})
+	m := waitWrite(t, r, s.key, killed, 60*time.Second)
 	after := pluginPIDs()
 	if len(after) != 1 || after[0] == before[0] {
 		t.Errorf("plugin processes after the kill %v (before %v): want one new one", after, before)
 	}
-	res.Observed = append(res.Observed, fmt.Sprintf("the controller started a new plugin process for the next measurement (%s after the kill)",
-		firstWrite(r, s.key, killed, v1alpha1.AnalysisPhaseRunning).Sub(killed).Round(time.Second)))
+	res.Observed = append(res.Observed, fmt.Sprintf("first measurement stored after the kill, %s later: %s, pinned %q, started %s (the killed process's measurement started %s)",
+		firstWrite(r, s.key, killed).Sub(killed).Round(time.Second), m.Phase, m.Metadata["revision"], m.StartedAt.UTC().Format(time.RFC3339), first.StartedAt.UTC().Format(time.RFC3339)))
+	if m.Phase != v1alpha1.AnalysisPhaseRunning || m.Metadata["revision"] != tl.PodTemplateHash {
+		t.Errorf("after the kill: %s %q pinned %q, want the verification Running on %s", m.Phase, m.Message, m.Metadata["revision"], tl.PodTemplateHash)
+	}
 	res.Written = r.written(s.key, s.at)
 	if anySuccessful(res.Written) {
 		t.Errorf("Successful before a judgement: %+v", res.Written)
@@ -316,10 +318,27 @@ func faultPluginKilled(t *testing.T, r *rig, tl *Timeline) faultResult {
 	return res
 }
 
-// firstWrite is when the controller first stored a measurement of phase for key after from.
-func firstWrite(r *rig, key string, from time.Time, phase v1alpha1.AnalysisPhase) time.Time {
+// waitWrite waits for the controller to store a measurement of run key after from, and returns it.
+func waitWrite(t *testing.T, r *rig, key string, from time.Time, timeout time.Duration) *v1alpha1.Measurement {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		for _, w := range r.ctrl.writes.snapshot() {
+			if w.Key == key && w.Written.After(from) {
+				m := w.Measurement
+				return &m
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: no measurement stored within %s", key, timeout)
+	return nil
+}
+
+// firstWrite is when the controller first stored a measurement for key after from.
+func firstWrite(r *rig, key string, from time.Time) time.Time {
 	for _, w := range r.ctrl.writes.snapshot() {
-		if w.Key == key && w.Written.After(from) && w.Measurement.Phase == phase {
+		if w.Key == key && w.Written.After(from) {
 			return w.Written
 		}
 	}
@@ -340,9 +359,7 @@ func faultControllerRestarted(t *testing.T, r *rig, tl *Timeline) faultResult {
 		t.Fatal(err)
 	}
 	restarted := time.Now()
-	m := waitMeasurement(t, r, s, 30*time.Second, "measured by the new controller", func(m *v1alpha1.Measurement) bool {
-		return m.ResumeAt != nil && m.ResumeAt.After(restarted)
-	})
+	m := waitWrite(t, r, s.key, restarted, 30*time.Second)
 	if m.Metadata["revision"] != before.Metadata["revision"] || !m.StartedAt.Equal(before.StartedAt) {
 		t.Errorf("after the restart: pinned %q started %v, before %q started %v", m.Metadata["revision"], m.StartedAt, before.Metadata["revision"], before.StartedAt)
 	}
@@ -390,10 +407,8 @@ func faultAPIServerRestarted(t *testing.T, r *rig, tl *Timeline) faultResult {
 		}
 	}
 	res.Unwritten = foldLines(res.Unwritten)
-	m := waitMeasurement(t, r, s, 90*time.Second, "judged again", func(m *v1alpha1.Measurement) bool {
-		return m.ResumeAt != nil && m.ResumeAt.After(ready)
-	})
-	judged := firstWrite(r, s.key, ready, m.Phase)
+	m := waitWrite(t, r, s.key, ready, 90*time.Second)
+	judged := firstWrite(r, s.key, ready)
 	res.Observed = append(res.Observed, fmt.Sprintf("first measurement stored %s after the API server was ready: %s, pinned %s", judged.Sub(ready).Round(time.Second), m.Phase, m.Metadata["revision"]))
 	if m.Phase != v1alpha1.AnalysisPhaseRunning || m.Metadata["revision"] != tl.PodTemplateHash {
 		t.Errorf("after the restart: %s pinned %q, want Running pinned %s (the analysis is still in flight)", m.Phase, m.Metadata["revision"], tl.PodTemplateHash)
@@ -432,17 +447,17 @@ type privilegeResult struct {
 	Scenario string `json:"scenario"`
 	// Used is what the plugin asked for with the whole Role (verb resource, from the audit log).
 	Used    []string       `json:"used"`
-	Full    step           `json:"full"`
+	Full    measStep       `json:"full"`
 	Removed []removedGrant `json:"removed"`
 }
 
 type removedGrant struct {
-	Grant string `json:"grant"` // "verb resource"
-	Step  step   `json:"measurement"`
+	Grant string   `json:"grant"` // "verb resource"
+	Step  measStep `json:"measurement"`
 }
 
 // leastPrivilege runs the plugin as a ServiceAccount bound only by the generated rbac.yaml, on a frame
-// whose experiment owns runs (so every read the plugin makes happens), then with each verb of each
+// whose running experiment names its run (so every read the plugin makes happens), then with each verb of each
 // resource of the Role removed in turn: Error naming the verb and the resource, every time. A grant whose
 // removal the plugin does not notice is more than it needs.
 func leastPrivilege(t *testing.T, r *rig) privilegeResult {
@@ -456,8 +471,10 @@ func leastPrivilege(t *testing.T, r *rig) privilegeResult {
 		for _, e := range f.Experiments {
 			runs, _, _ := unstructured.NestedSlice(e, "status", "analysisRuns")
 			phase, _, _ := unstructured.NestedString(e, "status", "phase")
-			if len(runs) > 0 && phase == string(v1alpha1.AnalysisPhaseRunning) && frame < 0 {
-				frame = i
+			for _, run := range runs {
+				if name, _, _ := unstructured.NestedString(run.(map[string]any), "analysisRun"); name != "" && phase == string(v1alpha1.AnalysisPhaseRunning) && frame < 0 {
+					frame = i
+				}
 			}
 		}
 	}
@@ -489,7 +506,7 @@ func leastPrivilege(t *testing.T, r *rig) privilegeResult {
 		return m, from
 	}
 	m, from := measure()
-	res.Full = step{Phase: string(m.Phase), Message: m.Message, Pinned: m.Metadata["revision"]}
+	res.Full = measStep{Phase: string(m.Phase), Message: m.Message, Pinned: m.Metadata["revision"]}
 	if m.Phase != v1alpha1.AnalysisPhaseRunning {
 		t.Fatalf("with the generated Role: %s %q, want Running (the experiment's analysis is in flight)", m.Phase, m.Message)
 	}
@@ -522,7 +539,7 @@ func leastPrivilege(t *testing.T, r *rig) privilegeResult {
 			t.Fatal(err)
 		}
 		m, _ := measure()
-		res.Removed = append(res.Removed, removedGrant{Grant: g, Step: step{Phase: string(m.Phase), Message: m.Message}})
+		res.Removed = append(res.Removed, removedGrant{Grant: g, Step: measStep{Phase: string(m.Phase), Message: m.Message}})
 		want := fmt.Sprintf("cannot %s resource %q", verb, resource)
 		if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, want) {
 			t.Errorf("without %s: %s %q, want Error saying %s", g, m.Phase, m.Message, want)
