@@ -120,9 +120,7 @@ func load(t *testing.T, r *rig, tl *Timeline, n int) loadResult {
 						if err := r.applyFrame(ns, name, tl.Frames[mid]); err != nil {
 							return err
 						}
-						mu.Lock()
 						ar, err := r.verification(ns, name, image, nil)
-						mu.Unlock()
 						if err != nil {
 							return err
 						}

@@ -91,7 +91,8 @@ type rig struct {
 	// kubeconfigs of the identities, through the proxies
 	ctrlKC, pluginKC, localKC string
 	pluginArgsKC              string // the kubeconfig the plugin was last configured with
-	runTemplate               map[string]*v1alpha1.AnalysisRun
+	mu                        sync.Mutex
+	runTemplate               map[string]*v1alpha1.AnalysisRun // by namespace
 	logs                      *logTap
 }
 
@@ -877,13 +878,17 @@ func stripComments(s string) string {
 // snippet, as Kargo builds the run) for Rollout name in ns, with config overrides of the plugin's
 // (pollInterval, apiTimeout, kubeconfigSecret).
 func (r *rig) verification(ns, name, image string, config map[string]any) (*v1alpha1.AnalysisRun, error) {
+	r.mu.Lock()
 	tmpl := r.runTemplate[ns]
+	r.mu.Unlock()
 	if tmpl == nil {
 		var err error
 		if tmpl, err = r.bins.verificationRun(ns, "rel", image); err != nil {
 			return nil, err
 		}
+		r.mu.Lock()
 		r.runTemplate[ns] = tmpl
+		r.mu.Unlock()
 	}
 	ar := tmpl.DeepCopy()
 	ar.Name = fmt.Sprintf("%s-%s-%d", name, ar.Name[:3], time.Now().UnixNano()%1e9)
