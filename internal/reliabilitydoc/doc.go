@@ -104,7 +104,7 @@ e2e/recorder TestReliability), each asserting its rule; the 2,000-Rollout load r
 			}
 			p("%s\n", line)
 		}
-		for _, u := range f.Unwritten {
+		for _, u := range foldUnwritten(f.Unwritten) {
 			p("* not written: %s\n", u)
 		}
 		for _, o := range f.Observed {
@@ -151,4 +151,32 @@ e2e/recorder TestReliability), each asserting its rule; the 2,000-Rollout load r
 	p("\n")
 	b.WriteString(notes)
 	return b.String(), nil
+}
+
+// foldUnwritten is the controller's log of measurements it could not store, each Error once (its
+// "Measurement Completed. Result: Error" line repeats what the warning after it says) with its count.
+func foldUnwritten(lines []string) []string {
+	var out []string
+	var last string
+	n := 0
+	flush := func() {
+		if n > 1 {
+			out = append(out, fmt.Sprintf("%s (%d times)", last, n))
+		} else if n == 1 {
+			out = append(out, last)
+		}
+	}
+	for _, l := range lines {
+		if strings.HasSuffix(l, "Measurement Completed. Result: Error") {
+			continue
+		}
+		if l == last {
+			n++
+			continue
+		}
+		flush()
+		last, n = l, 1
+	}
+	flush()
+	return out
 }
