@@ -58,15 +58,15 @@ e2e/recorder TestReliability), each asserting its rule; the 2,000-Rollout load r
 		"verification was measured. Latency: from a controller worker taking the run to the controller writing\n" +
 		"the measurement (the plugin's RPC, its reads and its judgement); late: from the `resumeAt` the\n" +
 		"measurement was due at to a worker taking it. Requests: the plugin's, from the audit log.\n\n")
-	p("| Rollouts | namespaces | setup | window | measurements | Error | fewest per run (of) | latency p50 / p99 / max | late p50 / p99 / max | over apiTimeout | late > pollInterval | requests per measurement | lists without selector | plugin peak RSS | plugin CPU |\n")
+	p("| Rollouts | namespaces | setup | window | measurements (per s) | Error | fewest per run (of) | latency p50 / p99 / max | late p50 / p99 / max | over apiTimeout | late > pollInterval | requests per measurement | lists without selector | plugin peak RSS | plugin CPU |\n")
 	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range r.Loads {
 		var req []string
 		for _, k := range sortedKeys(l.Requests) {
 			req = append(req, fmt.Sprintf("%s %.2f", k, l.Requests[k]))
 		}
-		p("| %d | %d | %d s | %d s | %d | %d | %d (%d) | %d / %d / %d ms | %d / %d / %d ms | %d | %d | %s | %d | %s | %.2f cores |\n",
-			l.Rollouts, l.Namespaces, l.SetupSeconds, l.WindowSeconds, l.Measurements, l.Errors, l.FewestPerRun, l.ExpectedRun,
+		p("| %d | %d | %d s | %d s | %d (%.1f) | %d | %d (%d) | %d / %d / %d ms | %d / %d / %d ms | %d | %d | %s | %d | %s | %.2f cores |\n",
+			l.Rollouts, l.Namespaces, l.SetupSeconds, l.WindowSeconds, l.Measurements, float64(l.Measurements)/float64(max(l.WindowSeconds, 1)), l.Errors, l.FewestPerRun, l.ExpectedRun,
 			l.LatencyMS.P50, l.LatencyMS.P99, l.LatencyMS.Max, l.LateMS.P50, l.LateMS.P99, l.LateMS.Max,
 			l.OverTimeout, l.LateByPoll, strings.Join(req, ", "), l.UnselectedList, mb(l.PluginPeakRSS), l.PluginCPU)
 	}
