@@ -138,7 +138,7 @@ e2e:
 	cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
 	$(GO) build -o $(E2E_PLUGIN) ./cmd/rollouts-plugin-metric-analysis-health
 	$(GO) build -o $(E2E_ANALYSIS_HEALTH) ./cmd/analysis-health
-	cd e2e/recorder && $(E2E_ENV) $(GO) test -count=1 -timeout 60m -run 'TestRecord|TestGuard|TestPluginVerification' . $(E2E_UPDATE)
+	cd e2e/recorder && $(E2E_ENV) $(GO) test -count=1 -timeout 60m -run 'TestRecord|TestGuard|TestPluginVerification|TestPluginRemoved|TestExperimentTerminate' . $(E2E_UPDATE)
 	cd e2e/recorder/v1.10 && $(E2E_ENV) $(E2E_GO127) $(GO) test -count=1 -timeout 60m -tags rollouts_v1_10 . $(E2E_UPDATE)
 	# the plugin's reliability (docs/reliability.md): faults, least privilege, oversized objects and the
 	# 200-Rollout load, asserted; never -update here (make reliability records the run the page shows)

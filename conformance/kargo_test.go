@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	helmengine "helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -40,6 +42,8 @@ var kargoSets = []generator.KargoOptions{
 	{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "http://plugins.internal/p", PluginSHA256: strings.Repeat("0", 64),
 		KubeconfigSecret: "workload", KubeconfigKey: "config"},
 	{Project: "kargo-shop", PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health", ImageRepo: "ghcr.io/shop/checkout"},
+	{Project: "kargo-shop", PluginLocation: "file:///analysis-health/rollouts-plugin-metric-analysis-health",
+		PluginImage: "ghcr.io/analysis-health/rollouts-plugin-metric-analysis-health:v1.0.0"},
 }
 
 // freightImage is what Kargo makes of generator.KargoImageExpression for a Freight of that image.
@@ -281,35 +285,9 @@ func TestKargoStageSnippetInKargo(t *testing.T) {
 func TestKargoValuesInArgoRolloutsChart(t *testing.T) {
 	for _, o := range kargoSets {
 		files := kargoFiles(t, o)
-		vals, err := chartutil.ReadValues(files[generator.KargoValuesFile])
-		if err != nil {
-			t.Fatal(err)
-		}
-		chrt, err := loader.Load(upstream.Vendored(t, "argo-helm/charts/argo-rollouts"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals,
-			chartutil.ReleaseOptions{Name: "argo-rollouts", Namespace: "argo-rollouts", Revision: 1, IsInstall: true},
-			chartutil.DefaultCapabilities.Copy(), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rendered, err := helmengine.Render(chrt, top)
-		if err != nil {
-			t.Fatalf("helm template: %v", err)
-		}
-		var cm *corev1.ConfigMap
-		for name, content := range rendered {
-			if !strings.HasSuffix(name, ".yaml") {
-				continue
-			}
-			for _, doc := range releaseutil.SplitManifests(content) {
-				var obj corev1.ConfigMap
-				if err := yaml.Unmarshal([]byte(doc), &obj); err == nil && obj.Kind == "ConfigMap" && obj.Name == defaults.DefaultRolloutsConfigMapName {
-					cm = &obj
-				}
-			}
+		cm, controller := renderRolloutsChart(t, files[generator.KargoValuesFile])
+		if o.PluginImage != "" {
+			checkPluginInitContainer(t, o, controller)
 		}
 		if cm == nil {
 			t.Fatalf("the chart rendered no %s", defaults.DefaultRolloutsConfigMapName)
@@ -327,6 +305,111 @@ func TestKargoValuesInArgoRolloutsChart(t *testing.T) {
 			t.Errorf("plugin %+v, want location %s sha256 %q", *p, o.PluginLocation, o.PluginSHA256)
 		}
 		rolloutsconfig.UnInitializeConfig()
+	}
+}
+
+// renderRolloutsChart renders the vendored argo-helm argo-rollouts chart with the values as helm template
+// does, and returns the argo-rollouts-config ConfigMap and the controller Deployment it renders.
+func renderRolloutsChart(t *testing.T, values []byte) (*corev1.ConfigMap, *appsv1.Deployment) {
+	t.Helper()
+	vals, err := chartutil.ReadValues(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrt, err := loader.Load(upstream.Vendored(t, "argo-helm/charts/argo-rollouts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals,
+		chartutil.ReleaseOptions{Name: "argo-rollouts", Namespace: "argo-rollouts", Revision: 1, IsInstall: true},
+		chartutil.DefaultCapabilities.Copy(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := helmengine.Render(chrt, top)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	var cm *corev1.ConfigMap
+	var controller *appsv1.Deployment
+	for name, content := range rendered {
+		if !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		for _, doc := range releaseutil.SplitManifests(content) {
+			var obj corev1.ConfigMap
+			if err := yaml.Unmarshal([]byte(doc), &obj); err == nil && obj.Kind == "ConfigMap" && obj.Name == defaults.DefaultRolloutsConfigMapName {
+				cm = &obj
+			}
+			if strings.Contains(doc, "kind: Deployment") {
+				var d appsv1.Deployment
+				if err := yaml.UnmarshalStrict([]byte(doc), &d); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				controller = &d
+			}
+		}
+	}
+	return cm, controller
+}
+
+// TestKargoPluginUpgradeRestartsController: an upgraded plugin is a new sha256 in the values, and the
+// chart's controller Deployment then carries another checksum/cm annotation on its pod template, so
+// helm upgrade rolls the controller, which reads and downloads its plugins only at start
+// (controller/controller.go, docs/install.md). The same values render the same annotation.
+func TestKargoPluginUpgradeRestartsController(t *testing.T) {
+	annotation := func(sha string) string {
+		o := kargoSets[0]
+		o.PluginSHA256 = sha
+		_, d := renderRolloutsChart(t, kargoFiles(t, o)[generator.KargoValuesFile])
+		if d == nil {
+			t.Fatal("the chart rendered no controller Deployment")
+		}
+		v := d.Spec.Template.Annotations["checksum/cm"]
+		if v == "" {
+			t.Fatalf("no checksum/cm on the controller's pod template: %v", d.Spec.Template.Annotations)
+		}
+		return v
+	}
+	v1, again, v2 := annotation(strings.Repeat("ab", 32)), annotation(strings.Repeat("ab", 32)), annotation(strings.Repeat("cd", 32))
+	if v1 != again {
+		t.Errorf("the same values render checksum/cm %s and %s", v1, again)
+	}
+	if v1 == v2 {
+		t.Errorf("a new plugin sha256 leaves the controller's pod template as it was (checksum/cm %s): helm upgrade would not restart it", v1)
+	}
+}
+
+// checkPluginInitContainer: in the controller Deployment the chart rendered, an init container of the
+// plugin image copies the binary to the file:// location, into an emptyDir that the controller container
+// mounts at the location's folder, so the file is where the controller's plugin downloader reads it.
+func checkPluginInitContainer(t *testing.T, o generator.KargoOptions, d *appsv1.Deployment) {
+	t.Helper()
+	if d == nil {
+		t.Fatal("the chart rendered no controller Deployment")
+	}
+	file := strings.TrimPrefix(o.PluginLocation, "file://")
+	spec := d.Spec.Template.Spec
+	mounted := func(c corev1.Container) bool {
+		for _, m := range c.VolumeMounts {
+			if m.Name == generator.KargoPluginVolume && m.MountPath == path.Dir(file) {
+				return true
+			}
+		}
+		return false
+	}
+	var copied bool
+	for _, c := range spec.InitContainers {
+		if c.Image == o.PluginImage && strings.Join(c.Command, " ") == generator.PluginImageBinary+" --copy-to "+file && mounted(c) {
+			copied = true
+		}
+	}
+	var volume bool
+	for _, v := range spec.Volumes {
+		volume = volume || (v.Name == generator.KargoPluginVolume && v.EmptyDir != nil)
+	}
+	if !copied || !volume || len(spec.Containers) != 1 || !mounted(spec.Containers[0]) {
+		t.Errorf("controller pod spec: init containers %+v, volumes %+v, controller mounts %+v", spec.InitContainers, spec.Volumes, spec.Containers[0].VolumeMounts)
 	}
 }
 

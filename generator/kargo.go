@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path"
 	"regexp"
 	"strings"
 
@@ -54,6 +55,11 @@ type KargoOptions struct {
 	// PluginLocation is where the Rollouts controller gets the plugin binary: an http(s) URL, or a file://
 	// path inside the controller's container. Required.
 	PluginLocation string
+	// PluginImage is an image holding the plugin binary at PluginImageBinary (docs/kargo.md: FROM scratch
+	// and the release binary). With a file:// location, the values add an init container that runs that
+	// binary's --copy-to into an emptyDir, mounted in the controller at the location's folder. The image
+	// has no shell and no cp, like the distroless controller image.
+	PluginImage string
 	// PluginSHA256 is the binary's hex SHA-256 (64 characters). Required for an http(s) location: the
 	// controller checks it only for downloads (utils/plugin/downloader.go checkShaOfPlugin).
 	PluginSHA256 string
@@ -102,6 +108,16 @@ func (o KargoOptions) Validate() error {
 		errs = append(errs, fmt.Sprintf("plugin location %q is not an http://, https:// or file:// URL", o.PluginLocation))
 	} else if u.Scheme != "file" && o.PluginSHA256 == "" {
 		errs = append(errs, "an http(s) plugin location needs the binary's sha256, which the controller checks after the download")
+	}
+	if o.PluginImage != "" {
+		if !strings.HasPrefix(o.PluginLocation, "file://") {
+			errs = append(errs, "a plugin image is copied to a file:// location: give --plugin-location file:///DIR/NAME")
+		} else if dir := path.Dir(strings.TrimPrefix(o.PluginLocation, "file://")); dir == "/" || dir == "." {
+			errs = append(errs, fmt.Sprintf("plugin location %q must name a folder for the plugin's volume (file:///DIR/NAME)", o.PluginLocation))
+		}
+		if strings.ContainsAny(o.PluginImage, " \t\n\"'{}$") {
+			errs = append(errs, fmt.Sprintf("plugin image %q is not an image reference", o.PluginImage))
+		}
 	}
 	if o.PluginSHA256 != "" && !sha256Hex.MatchString(o.PluginSHA256) {
 		// Any other length is compared with something no binary hashes to (checkShaOfPlugin).
@@ -201,7 +217,7 @@ func (o KargoOptions) command() string {
 	c := "analysis-health generate --format kargo"
 	for _, f := range []struct{ flag, v string }{
 		{"--project", o.Project}, {"--rollout", o.Rollout}, {"--namespace", o.Namespace},
-		{"--plugin-location", o.PluginLocation}, {"--plugin-sha256", o.PluginSHA256},
+		{"--plugin-location", o.PluginLocation}, {"--plugin-image", o.PluginImage}, {"--plugin-sha256", o.PluginSHA256},
 		{"--kubeconfig-secret", o.KubeconfigSecret}, {"--image-repo", o.ImageRepo},
 	} {
 		if f.v != "" {
@@ -351,12 +367,38 @@ func kargoValues(o KargoOptions) ([]byte, error) {
 		"(on the Kargo control-plane cluster): helm upgrade argo-rollouts argo/argo-rollouts -f your-values.yaml -f " + KargoValuesFile,
 		"The controller reads plugins only at start; the chart's checksum/cm annotation restarts it on a change.",
 	}
-	if strings.HasPrefix(o.PluginLocation, "file://") {
-		usage = append(usage, "A file:// location must exist in the controller's container: add it with controller.initContainers,",
-			"controller.volumes and controller.volumeMounts (docs/kargo.md). The controller does not check sha256 for files.")
+	controller := object{"metricProviderPlugins": []any{item}}
+	switch {
+	case o.PluginImage != "":
+		// The init container copies the binary out of the image into the emptyDir the controller mounts at
+		// the location's folder; the controller reads file:// plugins from there (utils/plugin/downloader.go
+		// copyFile) and checks no sha256 for files, so the image reference pins the binary.
+		file := strings.TrimPrefix(o.PluginLocation, "file://")
+		dir := path.Dir(file)
+		mount := object{"name": KargoPluginVolume, "mountPath": dir}
+		controller["initContainers"] = []any{object{
+			"name":            KargoPluginVolume,
+			"image":           o.PluginImage,
+			"command":         []any{PluginImageBinary, "--copy-to", file},
+			"volumeMounts":    []any{mount},
+			"securityContext": object{"runAsNonRoot": true, "runAsUser": 65532, "readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false, "capabilities": object{"drop": []any{"ALL"}}},
+		}}
+		controller["volumes"] = []any{object{"name": KargoPluginVolume, "emptyDir": object{}}}
+		controller["volumeMounts"] = []any{mount}
+		usage = append(usage, "The init container copies the plugin out of "+o.PluginImage+" (an image holding "+PluginImageBinary+",",
+			"docs/kargo.md) into an emptyDir mounted at "+dir+". The controller does not check sha256 for files: pin the image by digest.")
+	case strings.HasPrefix(o.PluginLocation, "file://"):
+		usage = append(usage, "A file:// location must exist in the controller's container: --plugin-image IMAGE adds the init container",
+			"and volume that put it there (docs/kargo.md). The controller does not check sha256 for files.")
 	}
-	return docs(o.header(usage...), object{"controller": object{"metricProviderPlugins": []any{item}}})
+	return docs(o.header(usage...), object{"controller": controller})
 }
+
+// KargoPluginVolume names the init container and the emptyDir volume that carry a file:// plugin.
+const KargoPluginVolume = "analysis-health-plugin"
+
+// PluginImageBinary is where a plugin image holds the binary (docs/kargo.md's image layout).
+const PluginImageBinary = "/rollouts-plugin-metric-analysis-health"
 
 // kargoRBAC is the Role the plugin's identity needs in the Rollout's namespace: read the Rollout and the
 // runs and experiments of its revisions, nothing else. Single cluster: bound to the Rollouts controller's

@@ -1,11 +1,14 @@
 package generator
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/internal/golden"
 )
 
 // kargoSets are the kargo option combinations, by golden folder name under testdata/kargo/.
@@ -17,6 +20,8 @@ var kargoSets = []struct {
 		PluginLocation: "https://github.com/analysis-health/analysis-health/releases/download/v1.0.0/rollouts-plugin-metric-analysis-health-linux-amd64",
 		PluginSHA256:   strings.Repeat("ab", 32)}},
 	{"cluster-template-vars", KargoOptions{PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health"}},
+	{"plugin-image", KargoOptions{Project: "kargo-shop", PluginLocation: "file:///analysis-health/rollouts-plugin-metric-analysis-health",
+		PluginImage: "ghcr.io/analysis-health/rollouts-plugin-metric-analysis-health:v1.0.0"}},
 	{"freight-image", KargoOptions{Project: "kargo-shop", PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health", ImageRepo: "ghcr.io/shop/checkout"}},
 	{"multi-cluster", KargoOptions{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "https://example.com/p",
 		PluginSHA256: strings.Repeat("cd", 32), KubeconfigSecret: "shop-workload", KubeconfigKey: "config", RolloutsServiceAccount: "rollouts/controller"}},
@@ -54,6 +59,9 @@ func TestKargoOptionsRejected(t *testing.T) {
 		{KargoOptions{}, "plugin location is required"},
 		{KargoOptions{PluginLocation: "https://x/p"}, "needs the binary's sha256"},
 		{KargoOptions{PluginLocation: "ftp://x/p"}, "not an http://, https:// or file:// URL"},
+		{KargoOptions{PluginLocation: "https://x/p", PluginSHA256: strings.Repeat("ab", 32), PluginImage: "x/y:1"}, "a plugin image is copied to a file:// location"},
+		{KargoOptions{PluginLocation: "file:///p", PluginImage: "x/y:1"}, "must name a folder for the plugin's volume"},
+		{KargoOptions{PluginLocation: "file:///d/p", PluginImage: "x/y:{{v}}"}, "not an image reference"},
 		{KargoOptions{PluginLocation: "file:///p", PluginSHA256: "ABC"}, "not 64 lower-case hex digits"},
 		{KargoOptions{PluginLocation: "file:///p", Rollout: "checkout"}, "give both or neither"},
 		{KargoOptions{PluginLocation: "file:///p", Rollout: "Checkout!", Namespace: "shop"}, "not a valid object name"},
@@ -66,4 +74,15 @@ func TestKargoOptionsRejected(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)
 		}
 	}
+}
+
+// TestKargoDoc keeps docs/kargo.md's example values equal to the plugin-image golden set; -update
+// rewrites it.
+func TestKargoDoc(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "kargo", "plugin-image", KargoValuesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Block(t, "../docs/kargo.md", "<!-- generated: plugin image values (go test ./generator/ -run TestKargoDoc -update) -->\n",
+		"<!-- end of generated plugin image values -->\n", "```yaml\n"+string(raw)+"```\n")
 }

@@ -98,24 +98,5 @@ func TestDocRealControllerProof(t *testing.T) {
 
 func replaceBlock(t *testing.T, begin, end, block string) {
 	t.Helper()
-	raw, err := os.ReadFile(kargoDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(raw)
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	if i < 0 || j < i {
-		t.Fatalf("%s has no block %q", kargoDoc, strings.TrimSpace(begin))
-	}
-	want := doc[:i+len(begin)] + block + doc[j:]
-	if want == doc {
-		return
-	}
-	if golden.Updating() {
-		if err := os.WriteFile(kargoDoc, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s differs from what the tests compute (go test ./verdict/ -update)", kargoDoc)
+	golden.Block(t, kargoDoc, begin, end, block)
 }

@@ -61,6 +61,7 @@ func TestActionSuite(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		profile engine.Profile
+		exact   bool
 		suite   string
 		want    []string // failure substrings per case, "" = pass
 		wantErr string
@@ -76,7 +77,11 @@ discoveryTests:
 - inputPath: testdata/in.yaml
   result: [{name: pause, disabled: true}, {name: skip, disabled: false}]`,
 			want: []string{`want pause (disabled: true), got pause (disabled: false); want skip (disabled: false), got skip (disabled: false, displayName: "Skip")`}},
-		{name: "an expected action that is not discovered fails (stricter than Argo CD)", suite: `
+		{name: "an expected action that is not discovered passes, as in Argo CD", suite: `
+discoveryTests:
+- inputPath: testdata/in.yaml
+  result: [{name: pause}, {name: skip, displayName: Skip}, {name: resume}]`, want: []string{""}},
+		{name: "an expected action that is not discovered fails when exact", exact: true, suite: `
 discoveryTests:
 - inputPath: testdata/in.yaml
   result: [{name: pause}, {name: skip, displayName: Skip}, {name: resume}]`,
@@ -102,7 +107,17 @@ actionTests:
 - action: pause
   inputPath: testdata/in.yaml
   expectedOutputPath: testdata/paused.yaml`, want: []string{""}},
-		{name: "action output differs, with a diff", suite: `
+		{name: "a field the expected object lacks is ignored, as in Argo CD", suite: `
+actionTests:
+- action: pause
+  inputPath: testdata/in.yaml
+  expectedOutputPath: testdata/in.yaml`, want: []string{""}},
+		{name: "a value the expected object holds must match", suite: `
+actionTests:
+- action: pause
+  inputPath: testdata/in.yaml
+  expectedOutputPath: testdata/replicas7.yaml`, want: []string{"differs from the expected output:"}},
+		{name: "action output differs when exact, with a diff", exact: true, suite: `
 actionTests:
 - action: pause
   inputPath: testdata/in.yaml
@@ -181,7 +196,7 @@ actionTests:
 			if profile == "" {
 				profile = engine.V32
 			}
-			res, err := Runner{Engine: engine.Engine{Profile: profile}}.ActionSuite(tree(tc.suite, nil), "g/K/actions/action_test.yaml")
+			res, err := Runner{Engine: engine.Engine{Profile: profile}, ExactActions: tc.exact}.ActionSuite(tree(tc.suite, nil), "g/K/actions/action_test.yaml")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("want error %q, got %v", tc.wantErr, err)
@@ -216,7 +231,7 @@ func TestActionSuiteNeedsDiscoveryScript(t *testing.T) {
 }
 
 func TestTreeRunsActionSuites(t *testing.T) {
-	rep, err := Runner{Engine: engine.Engine{Profile: engine.V214}}.Tree(tree("actionTests:\n- action: pause\n  inputPath: testdata/in.yaml\n  expectedOutputPath: testdata/in.yaml\n", nil), ".")
+	rep, err := Runner{Engine: engine.Engine{Profile: engine.V214}, ExactActions: true}.Tree(tree("actionTests:\n- action: pause\n  inputPath: testdata/in.yaml\n  expectedOutputPath: testdata/in.yaml\n", nil), ".")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,7 @@ type tester interface {
 	Errorf(format string, args ...any)
 	Fatal(args ...any)
 	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
 	Run(name string, f func(tester)) bool
 }
 
@@ -96,6 +97,9 @@ func run(t tester, fsys fs.FS, opts Options) {
 	}
 	for _, res := range rep.Results {
 		t.Run(res.Name, func(t tester) {
+			if res.NotRun != "" {
+				t.Skipf("%s: %s: %s", res.Suite, res.Case, res.NotRun)
+			}
 			if !res.Passed() {
 				t.Errorf("%s: %s: %s", res.Suite, res.Case, res.Failure)
 			}

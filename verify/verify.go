@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/analysis-health/analysis-health/argocdcm/builtin"
 	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/manifest"
 )
@@ -74,6 +75,12 @@ type Result struct {
 	Name string
 	// Failure is empty for a passing case.
 	Failure string
+	// NotRun says why a case was not run (a suite without the script it tests, which Argo CD's own test
+	// never runs either); such a case neither passes nor fails.
+	NotRun string
+	// Role, Action and Input place the case as Argo CD's own tests name it: "health", "discovery" or
+	// "action", the action's name, and the suite's inputPath.
+	Role, Action, Input string
 }
 
 // caseName builds Result.Name from the suite's place in the tree.
@@ -86,28 +93,47 @@ func caseName(suitePath, what, input string) string {
 }
 
 // Passed reports whether the case passed.
-func (r Result) Passed() bool { return r.Failure == "" }
+func (r Result) Passed() bool { return r.Failure == "" && r.NotRun == "" }
 
 // Report collects the results of a run.
 type Report struct {
 	Results []Result
 }
 
-// Counts returns the number of passed and failed cases.
+// Counts returns the number of passed and failed cases; a case not run is neither.
 func (r Report) Counts() (passed, failed int) {
 	for _, res := range r.Results {
-		if res.Passed() {
+		switch {
+		case res.NotRun != "":
+		case res.Passed():
 			passed++
-		} else {
+		default:
 			failed++
 		}
 	}
 	return passed, failed
 }
 
+// NotRun lists the cases not run as "suite: case: reason" lines.
+func (r Report) NotRun() []string {
+	var out []string
+	for _, res := range r.Results {
+		if res.NotRun != "" {
+			out = append(out, strings.Join([]string{res.Suite, res.Case, res.NotRun}, ": "))
+		}
+	}
+	return out
+}
+
 // Runner evaluates suites with one engine configuration.
 type Runner struct {
 	Engine engine.Engine
+	// scripts indexes the tree's scripts, so that a health case runs the script Argo CD picks for its
+	// object (Tree sets it).
+	scripts builtin.Index
+	// ExactActions compares an action's output with the whole expected object, not as Argo CD's test does
+	// (which ignores the fields the expected object lacks): stricter, for suites of one's own.
+	ExactActions bool
 }
 
 // Tree runs every health_test.yaml (and action_test.yaml) below root in fsys. A tree without any suite is
@@ -132,9 +158,15 @@ func (r Runner) Tree(fsys fs.FS, root string) (Report, error) {
 	}
 	sort.Strings(suites)
 	// Every script must load, tested or not: Argo CD would fail on it all the same.
-	if _, err := Scripts(sub(fsys, root)); err != nil {
+	scripts, err := Scripts(sub(fsys, root))
+	if err != nil {
 		return Report{}, err
 	}
+	var paths []string
+	for _, s := range scripts {
+		paths = append(paths, path.Join(root, s.Path))
+	}
+	r.scripts = builtin.FromPaths(r.Engine.Profile.String(), paths)
 	var rep Report
 	for _, s := range suites {
 		var res []Result
@@ -161,7 +193,10 @@ func sub(fsys fs.FS, root string) fs.FS {
 	return fsys
 }
 
-// HealthSuite runs one health_test.yaml against the health.lua beside it.
+// HealthSuite runs one health_test.yaml. Each case runs the script Argo CD's own TestLuaHealthScript would
+// (util/lua GetHealthScript on the case's object): the tree's <group>/<Kind>/health.lua for the object's
+// kind, else (v3) the first wildcard folder matching it, else the health.lua beside the suite. Argo CD v3.6.1's
+// _.crossplane.io/_ suite holds a pkg.crossplane.io Provider, judged by pkg.crossplane.io/Provider/health.lua.
 func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 	dir := path.Dir(suitePath)
 	var suite HealthSuite
@@ -174,10 +209,16 @@ func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 	}
 	script, err := fs.ReadFile(fsys, path.Join(dir, "health.lua"))
 	if err != nil {
-		// Argo CD's own tree has such a suite (v2.14.21 sql.cnrm.cloud.google.com/SQLUser): its test walks
-		// the scripts, so the suite never runs. One failure here, and the rest of the tree still runs.
-		return []Result{{Suite: suitePath, Case: "health.lua", Name: caseName(suitePath, "health", "health.lua"),
-			Failure: "no health.lua beside the suite, so none of its cases can run"}}, nil
+		// Argo CD's own trees have such a suite (sql.cnrm.cloud.google.com/SQLUser, v2.14.21 to v3.6.1): its
+		// TestLuaHealthScript walks the scripts, not the suites, so the suite never runs there either. Its
+		// cases are reported as not run, not as failures.
+		out := make([]Result, 0, len(suite.Tests))
+		for i, tc := range suite.Tests {
+			out = append(out, Result{Suite: suitePath, Case: fmt.Sprintf("tests[%d] (%s)", i, tc.InputPath),
+				Name: caseName(suitePath, "health", tc.InputPath), Role: "health", Input: tc.InputPath,
+				NotRun: "no health.lua beside the suite (Argo CD's own test does not run it either)"})
+		}
+		return out, nil
 	}
 	if err := engine.CheckSyntax(string(script)); err != nil {
 		return nil, SyntaxError(path.Join(dir, "health.lua"), string(script), err)
@@ -185,14 +226,22 @@ func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 	results := make([]Result, 0, len(suite.Tests))
 	for i, tc := range suite.Tests {
 		res := Result{Suite: suitePath, Case: fmt.Sprintf("tests[%d] (%s)", i, tc.InputPath),
-			Name: caseName(suitePath, "health", tc.InputPath)}
+			Name: caseName(suitePath, "health", tc.InputPath), Role: "health", Input: tc.InputPath}
 		obj, err := LoadObject(fsys, path.Join(dir, tc.InputPath))
 		if err != nil {
 			res.Failure = err.Error()
 			results = append(results, res)
 			continue
 		}
-		got, err := r.Engine.Execute(obj, string(script))
+		src := string(script)
+		if p := r.scriptFor(fsys, obj); p != "" && p != path.Join(dir, "health.lua") {
+			b, err := fs.ReadFile(fsys, p)
+			if err != nil {
+				return nil, err
+			}
+			src = string(b)
+		}
+		got, err := r.Engine.Execute(obj, src)
 		want := tc.expected(r.Engine.Profile)
 		switch {
 		case err != nil:
@@ -203,6 +252,22 @@ func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 		results = append(results, res)
 	}
 	return results, nil
+}
+
+// scriptFor is the tree's health script for obj's kind, as Argo CD resolves it, or "" if none.
+func (r Runner) scriptFor(fsys fs.FS, obj map[string]any) string {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	group, _, found := strings.Cut(apiVersion, "/")
+	key := kind
+	if found && group != "" {
+		key = group + "/" + kind
+	}
+	p, _, ok := r.scripts.Health(key)
+	if !ok {
+		return ""
+	}
+	return p
 }
 
 // showHealth prints a result the way failures name it.
@@ -243,6 +308,9 @@ func LoadObject(fsys fs.FS, p string) (map[string]any, error) {
 // Summary is the closing line: "N passed, N failed".
 func (r Report) Summary() string {
 	p, f := r.Counts()
+	if n := len(r.NotRun()); n > 0 {
+		return fmt.Sprintf("%d passed, %d failed, %d not run", p, f, n)
+	}
 	return fmt.Sprintf("%d passed, %d failed", p, f)
 }
 
@@ -250,7 +318,7 @@ func (r Report) Summary() string {
 func (r Report) Failures() []string {
 	var out []string
 	for _, res := range r.Results {
-		if !res.Passed() {
+		if res.Failure != "" {
 			out = append(out, strings.Join([]string{res.Suite, res.Case, res.Failure}, ": "))
 		}
 	}

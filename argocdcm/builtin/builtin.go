@@ -31,20 +31,31 @@ func For(release string) (Index, error) {
 	if err != nil {
 		return Index{}, fmt.Errorf("no list of built-in scripts for Argo CD %s", release)
 	}
-	ix := Index{Release: release, paths: map[string]bool{}}
+	var paths []string
 	sc := bufio.NewScanner(strings.NewReader(string(raw)))
 	for sc.Scan() {
 		p := strings.TrimSpace(sc.Text())
 		if p == "" || strings.HasPrefix(p, "#") {
 			continue
 		}
+		paths = append(paths, p)
+	}
+	return FromPaths(release, paths), nil
+}
+
+// FromPaths indexes the scripts of a resource_customizations tree ("apps/Deployment/health.lua", ...)
+// as the release would embed them: verify resolves a suite's script through it, as Argo CD's own test
+// does. Wildcard folders count from v3 on; v2.14's GetHealthScript has no wildcard lookup.
+func FromPaths(release string, paths []string) Index {
+	ix := Index{Release: release, paths: map[string]bool{}}
+	for _, p := range paths {
 		ix.paths[p] = true
-		if path.Base(p) == "health.lua" && strings.Contains(path.Dir(p), "_") {
+		if release != "v2.14" && path.Base(p) == "health.lua" && strings.Contains(path.Dir(p), "_") {
 			ix.wildcards = append(ix.wildcards, path.Dir(p))
 		}
 	}
 	sort.Strings(ix.wildcards)
-	return ix, nil
+	return ix
 }
 
 // Paths lists every script path, sorted.

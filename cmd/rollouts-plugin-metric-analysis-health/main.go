@@ -9,7 +9,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/argoproj/argo-rollouts/metricproviders/plugin/rpc"
 	goPlugin "github.com/hashicorp/go-plugin"
@@ -22,11 +24,19 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[0], flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster the Rollouts controller runs against (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	printVersion := fs.Bool("version", false, "print the version and exit")
+	copyTo := fs.String("copy-to", "", "copy this binary to the path and exit: the init container of a file:// install runs it, as plugin images have no shell and no cp (docs/kargo.md)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
 	if *printVersion {
 		fmt.Println("rollouts-plugin-metric-analysis-health", version.String())
+		return
+	}
+	if *copyTo != "" {
+		if err := copySelf(*copyTo); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		return
 	}
 	if os.Getenv(rolloutplugin.Handshake.MagicCookieKey) != rolloutplugin.Handshake.MagicCookieValue {
@@ -38,4 +48,38 @@ func main() {
 		HandshakeConfig: rolloutplugin.Handshake,
 		Plugins:         map[string]goPlugin.Plugin{rolloutplugin.PluginMapKey: &rpc.RpcMetricProviderPlugin{Impl: impl}},
 	})
+}
+
+// copySelf writes this executable to dst, executable, through a temporary file in dst's folder renamed
+// into place, so that the controller never finds a partial binary at its file:// location.
+func copySelf(dst string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("--copy-to: cannot find this binary: %w", err)
+	}
+	src, err := os.Open(self)
+	if err != nil {
+		return fmt.Errorf("--copy-to: %w", err)
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*")
+	if err != nil {
+		return fmt.Errorf("--copy-to %s: %w", dst, err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing is left to remove
+	if _, err := io.Copy(tmp, src); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--copy-to %s: %w", dst, err)
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--copy-to %s: %w", dst, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--copy-to %s: %w", dst, err)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return fmt.Errorf("--copy-to %s: %w", dst, err)
+	}
+	return nil
 }

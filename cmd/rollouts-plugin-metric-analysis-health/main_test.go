@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net"
 	"os"
@@ -98,6 +99,37 @@ current-context: x
 	}
 	if client.Exited() {
 		t.Error("the plugin process exited")
+	}
+}
+
+// TestCopyTo: what the generated init container runs (generator PluginImageBinary --copy-to LOCATION)
+// leaves an executable copy of the binary at the location and nothing else; a folder that cannot be
+// written is an error naming it, with a non-zero exit and no file left behind.
+func TestCopyTo(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "rollouts-plugin-metric-analysis-health")
+	if out, err := exec.Command(bin, "--copy-to", dst).CombinedOutput(); err != nil {
+		t.Fatalf("--copy-to: %v: %s", err, out)
+	}
+	want, _ := os.ReadFile(bin)
+	got, err := os.ReadFile(dst)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the copy differs from the binary (%d and %d bytes): %v", len(got), len(want), err)
+	}
+	if info, _ := os.Stat(dst); info.Mode().Perm()&0o111 == 0 {
+		t.Errorf("the copy is not executable: %v", info.Mode())
+	}
+	if out, err := exec.Command(dst, "--version").CombinedOutput(); err != nil || !strings.Contains(string(out), "rollouts-plugin-metric-analysis-health") {
+		t.Errorf("the copy does not run: %v %s", err, out)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the folder holds %d files, want the copy alone", len(entries))
+	}
+	missing := filepath.Join(dir, "no-such-folder", "p")
+	out, err := exec.Command(bin, "--copy-to", missing).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), missing) {
+		t.Errorf("--copy-to into a missing folder: %v: %s", err, out)
 	}
 }
 

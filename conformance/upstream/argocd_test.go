@@ -30,7 +30,8 @@ var argoPackages = []string{"./util/lua/"}
 
 // TestArgoCDOwnTests copies each Argo CD release's module source out of the module cache, overlays the
 // upstream format generated against it, and runs Argo CD's own tests there, unmodified. Every one must
-// pass, and TestLuaHealthScript must have run every case of our edited suites.
+// pass, TestLuaHealthScript must have run every case of our edited suites, and `analysis-health verify`
+// must pass every case of the tree that Argo CD's own tests pass (checkVerify).
 func TestArgoCDOwnTests(t *testing.T) {
 	for _, tr := range trees {
 		t.Run(tr.version, func(t *testing.T) {
@@ -62,6 +63,8 @@ func TestArgoCDOwnTests(t *testing.T) {
 			t.Logf("copied %s@%s and overlaid %d files in %s", tr.module, tr.version, len(files), time.Since(start).Round(time.Second))
 
 			res := runArgoTests(t, tr, work, "")
+			// verify passes what Argo CD's own tests pass, our scripts and suites included.
+			checkVerify(t, tr, work, res)
 			perKind := map[string]int{}
 			for _, c := range cases {
 				perKind[c.Kind.Key()]++

@@ -43,3 +43,9 @@ func TestGuard(t *testing.T) { RunGuard(t, sharedEnv(t)) }
 
 // TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
 func TestPluginVerification(t *testing.T) { RunPluginVerification(t, sharedEnv(t), *update) }
+
+// TestPluginRemoved: a verification run naming the plugin after its removal (docs/install.md).
+func TestPluginRemoved(t *testing.T) { RunPluginRemoved(t, sharedEnv(t)) }
+
+// TestExperimentTerminate: what the Experiment terminate action leads to (docs/actions.md).
+func TestExperimentTerminate(t *testing.T) { RunExperimentTerminate(t, sharedEnv(t)) }

@@ -29,6 +29,21 @@ type S struct {
 
 type scriptError struct{ err error }
 
+// play runs a scenario's steps on w and returns the error a step failed with.
+func play(w *World, steps func(*S)) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			se, ok := r.(scriptError)
+			if !ok {
+				panic(r)
+			}
+			err = se.err
+		}
+	}()
+	steps(&S{w: w})
+	return nil
+}
+
 func (s *S) must(err error) {
 	if err != nil {
 		panic(scriptError{err})

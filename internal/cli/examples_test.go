@@ -361,6 +361,11 @@ func TestExamplesRun(t *testing.T) {
 				if slices.Contains(resolved, "--bench") {
 					resolved = append(resolved, "--bench-n=2")
 				}
+				// Fuzzing judges each evaluation against Argo CD's 1 s deadline; on a loaded CI machine a slow
+				// evaluation is not a finding, so the deadline is raised (verify's --timeout says why).
+				if len(resolved) > 0 && resolved[0] == "verify" && slices.ContainsFunc(resolved, func(a string) bool { return strings.HasPrefix(a, "--fuzz") }) {
+					resolved = append(resolved, "--timeout=30s")
+				}
 				code, out, errOut := runIn(t, stdin, resolved...)
 				want := 0
 				for sub, c := range exampleExitCodes {

@@ -16,6 +16,7 @@ type kargoFlags struct {
 	project, rollout                string
 	pluginLocation, pluginSHA256    string
 	pluginFile                      string
+	pluginImage                     string
 	kubeconfigSecret, kubeconfigKey string
 	rolloutsServiceAccount          string
 	imageRepo                       string
@@ -31,6 +32,7 @@ func addKargoFlags(fs *pflag.FlagSet, k *kargoFlags) {
 		{&k.rollout, "rollout", "--format kargo: the Rollout whose analysis the Stage verification shows (with --namespace; default: the Stage's vars)"},
 		{&k.pluginLocation, "plugin-location", "--format kargo: where the Rollouts controller gets the plugin binary, https://… or file:///… (required)"},
 		{&k.pluginSHA256, "plugin-sha256", "--format kargo: the binary's hex SHA-256 (required for an http(s) location, or give --plugin-file)"},
+		{&k.pluginImage, "plugin-image", "--format kargo: an image holding the plugin at " + generator.PluginImageBinary + ": the values copy it to the file:// location with an init container"},
 		{&k.pluginFile, "plugin-file", "--format kargo: the plugin binary, to compute its SHA-256"},
 		{&k.kubeconfigSecret, "kubeconfig-secret", "--format kargo: Secret in the Project namespace with a kubeconfig for the Rollout's cluster (multi-cluster)"},
 		{&k.kubeconfigKey, "kubeconfig-key", "--format kargo: key of --kubeconfig-secret (default " + generator.DefaultKargoKubeconfigKey + ")"},
@@ -67,7 +69,7 @@ func runGenerateKargo(cmd *cobra.Command, o *Options, f *generateFlags) error {
 		return usageError("give --plugin-sha256 or --plugin-file, not both")
 	}
 	opts := generator.KargoOptions{
-		Project: k.project, Rollout: k.rollout, PluginLocation: k.pluginLocation, PluginSHA256: k.pluginSHA256,
+		Project: k.project, Rollout: k.rollout, PluginLocation: k.pluginLocation, PluginImage: k.pluginImage, PluginSHA256: k.pluginSHA256,
 		KubeconfigSecret: k.kubeconfigSecret, KubeconfigKey: k.kubeconfigKey, RolloutsServiceAccount: k.rolloutsServiceAccount,
 		ImageRepo: k.imageRepo, Version: Version,
 	}

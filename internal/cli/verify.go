@@ -19,6 +19,7 @@ import (
 type verifyFlags struct {
 	version  profileValue
 	openLibs bool
+	exact    bool
 	lint     bool
 	fuzz     int
 	seed     int64
@@ -50,8 +51,13 @@ non-table returns, invalid statuses, and Unknown or empty health a suite never e
 writes the smallest object for each finding there. --bench reports each script's cost per evaluation
 beside the VM floor.
 
+An action's output passes as in Argo CD's own test (TestLuaResourceActionsScript): after its normalizer,
+fields the expected object lacks are ignored, lists in Kubernetes' own kinds merge element by element and
+lists in custom resources must be equal; --exact-actions compares the whole object instead.
+
 It prints each failure and finding on one line and a closing summary, and exits 1 on any failed case,
-lint finding or fuzz finding. A tree without suites is a notice, not an error.`,
+lint finding or fuzz finding. A suite without the script it tests is listed as not run (Argo CD's own
+test does not run it either); a tree without suites is a notice, not an error.`,
 		Example: `  analysis-health verify
   analysis-health verify ./resource_customizations --fuzz --fuzz-out /tmp/crashers
   analysis-health verify ./resource_customizations --fuzz=200 --seed 7 --bench`,
@@ -61,6 +67,7 @@ lint finding or fuzz finding. A tree without suites is a notice, not an error.`,
 	}
 	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().BoolVar(&f.openLibs, "open-libs", false, "health scripts run with open libraries (argocd-cm useOpenLibs, or Argo CD's built-in scripts)")
+	cmd.Flags().BoolVar(&f.exact, "exact-actions", false, "an action's output must equal the whole expected object (Argo CD's own test ignores the fields the expected object lacks)")
 	cmd.Flags().BoolVar(&f.lint, "lint", true, "lint every script against Argo CD's sandbox before running it")
 	cmd.Flags().IntVar(&f.fuzz, "fuzz", 0, fmt.Sprintf("fuzz every script with N mutations per test object (bare --fuzz: %d)", defaultFuzz))
 	cmd.Flags().Lookup("fuzz").NoOptDefVal = fmt.Sprint(defaultFuzz)
@@ -109,7 +116,7 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 	var fuzzFindings []verify.FuzzFinding
 	cases := 0
 	for _, t := range trees {
-		rep, err := verify.Runner{Engine: eng}.Tree(t.fsys, ".")
+		rep, err := verify.Runner{Engine: eng, ExactActions: f.exact}.Tree(t.fsys, ".")
 		if errors.Is(err, verify.ErrNoSuites) {
 			fmt.Fprintf(o.ErrOut, "%s: no health_test.yaml or action_test.yaml found, nothing to verify\n", t.name)
 			continue
@@ -172,6 +179,9 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 
 	for _, line := range total.Failures() {
 		fmt.Fprintln(o.Out, "FAIL "+line)
+	}
+	for _, line := range total.NotRun() {
+		fmt.Fprintln(o.Out, "NOT RUN "+line)
 	}
 	for _, lines := range [][]string{lintLines, fuzzLines, benchLines} {
 		for _, l := range lines {

@@ -100,3 +100,29 @@ func firstDiff(want, got string) string {
 	}
 	return ""
 }
+
+// Block compares the text between the lines begin and end of the document at path with block, or
+// rewrites it there under -update: a generated section of a hand-written doc.
+func Block(t testing.TB, path, begin, end, block string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no block %q", path, strings.TrimSpace(begin))
+	}
+	want := doc[:i+len(begin)] + block + doc[j:]
+	if want == doc {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s differs from what the tests compute (regenerate with: go test -update)\n%s", path, firstDiff(normalize(raw), normalize([]byte(want))))
+}

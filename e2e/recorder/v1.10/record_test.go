@@ -42,3 +42,9 @@ func TestGuard(t *testing.T) { recorder.RunGuard(t, env) }
 
 // TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
 func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, env, *update) }
+
+// TestExperimentTerminate: what the Experiment terminate action leads to (docs/actions.md).
+func TestExperimentTerminate(t *testing.T) { recorder.RunExperimentTerminate(t, env) }
+
+// TestPluginRemoved: a verification run naming the plugin after its removal (docs/install.md).
+func TestPluginRemoved(t *testing.T) { recorder.RunPluginRemoved(t, env) }
