@@ -9,7 +9,7 @@ const notes = `## What the runs showed
   second in bursts of 10 (k8s.io/client-go rest.DefaultQPS, DefaultBurst). 200 verifications in flight ask
   for about 60 reads a second at the default pollInterval; client-go's rate limiter then refused requests
   it could not send before apiTimeout ("client rate limiter Wait returned an error: rate: Wait(n=1) would
-  exceed context deadline"), and every measurement of the first 200-Rollout run was Error. The plugin's
+  exceed context deadline"), and the measurements of a 200-Rollout run were Error. The plugin's
   clients now allow 100 requests a second in bursts of 200 (rolloutplugin ClientQPS, ClientBurst; the API
   server's priority and fairness still protects it), and the rate limiter's refusal is reported as the
   timeout it is ("did not answer within 10s"). Past about 300 verifications per 10 s that limit would
@@ -19,7 +19,8 @@ const notes = `## What the runs showed
   30 (its --analysis-threads) divided by the latency measurements a second — the measurements per second of
   the table — and each verification is measured every Rollouts ÷ that rate seconds instead of every
   pollInterval: late by more than an interval, though none was Error. More analysis threads, a longer
-  pollInterval or a faster API server move the bound; the plugin itself stayed near 0.1 cores and 50 MB.
+  pollInterval or a faster API server move the bound; the plugin itself was not (its CPU and memory in the
+  table's last columns).
 * **The generated Role granted more than the plugin uses.** It granted get, list and watch on rollouts,
   analysisruns and experiments; the audit log shows the plugin gets the Rollout, lists its revision's runs
   and experiments by label, and gets the runs an experiment names — nothing else. Removing watch, list
@@ -45,6 +46,11 @@ const notes = `## What the runs showed
   measurement with Run, not Resume, and hands no metadata; the plugin chose the revision again from the
   Rollout as it was then. It now takes the pin of the run's latest measurement that holds one
   (rolloutplugin earlierPin; TestPinnedRevision).
+* **FuzzParseConfig found an error that named no field.** ` + "`{\"kubeconfigSecret\":{\"\":\"\"}}`" + ` was refused with
+  encoding/json's ` + "`unknown field \"\"`" + `, which does not say it is inside kubeconfigSecret; the field now
+  decodes strictly itself and prefixes its errors (rolloutplugin SecretKey.UnmarshalJSON). The inputs the
+  fuzzer found are seeds of the target (rolloutplugin/testdata/fuzz). encoding/json matches field names
+  without regard to case, so ` + "`kubeConfigSecret`" + ` is read as kubeconfigSecret, not refused.
 * **A deleted Rollout is Error, not Failed.** The measurement says which Rollout is not found; the
   controller retries an Error (DefaultErrorRetryInterval, 10 s) until consecutiveErrorLimit (4) is passed,
   then ends the run Error, about 50 s after the deletion.
