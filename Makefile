@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: timelines-png all build dist test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
+.PHONY: reliability timelines-png all build dist test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
@@ -140,7 +140,32 @@ e2e:
 	$(GO) build -o $(E2E_ANALYSIS_HEALTH) ./cmd/analysis-health
 	cd e2e/recorder && $(E2E_ENV) $(GO) test -count=1 -timeout 60m -run 'TestRecord|TestGuard|TestPluginVerification|TestPluginRemoved|TestExperimentTerminate' . $(E2E_UPDATE)
 	cd e2e/recorder/v1.10 && $(E2E_ENV) $(E2E_GO127) $(GO) test -count=1 -timeout 60m -tags rollouts_v1_10 . $(E2E_UPDATE)
+	# the plugin's reliability (docs/reliability.md): faults, least privilege, oversized objects and the
+	# 200-Rollout load, asserted; never -update here (make reliability records the run the page shows)
+	cd e2e/recorder && $(E2E_ENV) $(GO) test -count=1 -timeout 30m -run '^TestReliability$$' .
 	$(GO) test -count=1 -timeout 30m ./e2e/ -run 'TestKargo|TestAnalysisRunsAreNotManaged|TestRolloutHealthGolden' $(E2E_UPDATE)
+
+# The plugin's reliability (docs/reliability.md, generated from the committed run): e2e/recorder
+# TestReliability in the real analysis controller with loads of RELIABILITY_LOAD Rollouts writes
+# e2e/testdata/reliability/<version>.json (-update), each fuzz target runs RELIABILITY_FUZZTIME into
+# internal/reliabilitydoc/testdata/fuzz.txt, and the page is rendered from both (TestReliabilityDoc holds
+# it to them). make e2e runs TestReliability with the 200 load only, and writes nothing.
+RELIABILITY_LOAD ?= 200,2000
+RELIABILITY_FUZZTIME ?= 2m
+RELIABILITY_FUZZ = rolloutplugin:FuzzParseConfig rolloutplugin:FuzzMetric verdict:FuzzMutatedObjects
+RELIABILITY_FUZZ_OUT = internal/reliabilitydoc/testdata/fuzz.txt
+reliability:
+	cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
+	$(GO) build -o $(E2E_PLUGIN) ./cmd/rollouts-plugin-metric-analysis-health
+	$(GO) build -o $(E2E_ANALYSIS_HEALTH) ./cmd/analysis-health
+	cd e2e/recorder && $(E2E_ENV) E2E_RELIABILITY_LOAD=$(RELIABILITY_LOAD) $(GO) test -count=1 -timeout 90m -run '^TestReliability$$' -v . -update
+	: > $(RELIABILITY_FUZZ_OUT).new
+	for t in $(RELIABILITY_FUZZ); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "=== fuzz ./$$pkg $$fn $(RELIABILITY_FUZZTIME)" >> $(RELIABILITY_FUZZ_OUT).new; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(RELIABILITY_FUZZTIME) ./$$pkg/ >> $(RELIABILITY_FUZZ_OUT).new 2>&1 || { cat $(RELIABILITY_FUZZ_OUT).new; exit 1; }; \
+	done
+	mv $(RELIABILITY_FUZZ_OUT).new $(RELIABILITY_FUZZ_OUT)
+	$(GO) test -count=1 -run TestReliabilityDoc ./internal/reliabilitydoc/ -update
 
 # A sample of docs/timelines (the README's picture and the tallest of each version) rendered in headless
 # Chromium at GitHub's content width on its light and dark page background; fails if a picture is blank,

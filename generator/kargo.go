@@ -417,11 +417,14 @@ func kargoRBAC(o KargoOptions) ([]byte, error) {
 		"apiVersion": "rbac.authorization.k8s.io/v1",
 		"kind":       "Role",
 		"metadata":   md(KargoReaderRole),
-		"rules": []any{object{
-			"apiGroups": []any{"argoproj.io"},
-			"resources": []any{"rollouts", "analysisruns", "experiments"},
-			"verbs":     []any{"get", "list", "watch"},
-		}},
+		// exactly the reads the plugin makes (rolloutplugin read): it gets the Rollout, lists its
+		// revision's runs and experiments by label, and gets the runs an experiment names; it never
+		// watches. e2e/recorder TestReliability/LeastPrivilege removes each grant in turn.
+		"rules": []any{
+			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"rollouts"}, "verbs": []any{"get"}},
+			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"analysisruns"}, "verbs": []any{"get", "list"}},
+			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"experiments"}, "verbs": []any{"list"}},
+		},
 	}
 	where := "Apply in the Rollout's namespace" + inNamespace(o.Namespace) + " on the cluster the Rollout runs in."
 	var subject object
@@ -450,8 +453,8 @@ func kargoRBAC(o KargoOptions) ([]byte, error) {
 		"subjects":   []any{subject},
 	}
 	return docs(o.header(
-		"Least privilege for the analysis-health/rollout-analysis plugin: get/list/watch on rollouts, analysisruns and",
-		"experiments, nothing else; it never creates or changes an object.",
+		"Least privilege for the analysis-health/rollout-analysis plugin: get on rollouts, get and list on analysisruns,",
+		"list on experiments, nothing else; it never creates, changes or watches an object.",
 		where,
 	), append(append(extra, role), binding)...)
 }

@@ -53,8 +53,24 @@ type SecretKey struct {
 	Key  string `json:"key"`
 }
 
+// UnmarshalJSON decodes strictly, and says which field a decoding error is in: encoding/json names an
+// unknown field without its parent (`unknown field "x"`), which inside kubeconfigSecret names nothing the
+// user wrote at the top (FuzzParseConfig).
+func (s *SecretKey) UnmarshalJSON(raw []byte) error {
+	type plain SecretKey
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var p plain
+	if err := dec.Decode(&p); err != nil {
+		return fmt.Errorf("kubeconfigSecret: %v", err)
+	}
+	*s = SecretKey(p)
+	return nil
+}
+
 // ParseConfig reads and checks the plugin config of a metric. Unknown fields are rejected, so a typo
-// (kubeConfigSecret) is an error rather than a silently local read.
+// (kubeconfigSecrets) is an error rather than a silently local read; encoding/json matches field names
+// without regard to case, so kubeConfigSecret is kubeconfigSecret.
 func ParseConfig(raw json.RawMessage) (Config, error) {
 	var c Config
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {

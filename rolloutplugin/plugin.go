@@ -113,9 +113,29 @@ func (p *Plugin) GetMetadata(v1alpha1.Metric) map[string]string {
 }
 
 // Run takes a measurement: the verdict now, and if it is Running a ResumeAt so the controller comes back.
+// After an Error the controller starts a new measurement with Run, not Resume (analysis/analysis.go
+// runMeasurements): the revision an earlier measurement of the run pinned is still the one judged.
 func (p *Plugin) Run(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric) v1alpha1.Measurement {
 	now := metav1.NewTime(p.opts.Now())
-	return p.measure(run, metric, v1alpha1.Measurement{StartedAt: &now})
+	return p.measure(run, metric, v1alpha1.Measurement{StartedAt: &now, Metadata: earlierPin(run, metric.Name)})
+}
+
+// earlierPin is the pin of the run's latest measurement of the metric that holds one.
+func earlierPin(run *v1alpha1.AnalysisRun, metric string) map[string]string {
+	if run == nil {
+		return nil
+	}
+	for _, mr := range run.Status.MetricResults {
+		if mr.Name != metric {
+			continue
+		}
+		for i := len(mr.Measurements) - 1; i >= 0; i-- {
+			if pin := verdict.PinFromMetadata(mr.Measurements[i].Metadata); pin != nil {
+				return pin.Metadata()
+			}
+		}
+	}
+	return nil
 }
 
 // Resume judges again; the measurement keeps its start time.
@@ -277,8 +297,18 @@ func localClient(path string) (dynamic.Interface, error) {
 		return nil, err
 	}
 	cfg.Timeout = DefaultAPITimeout
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	return dynamic.NewForConfig(cfg)
 }
+
+// ClientQPS and ClientBurst bound the plugin's requests to one cluster. client-go's defaults (5 per second,
+// bursts of 10) are below what 200 verifications in flight ask for at the default pollInterval (about 3
+// reads each per 10 s): its rate limiter then holds requests past apiTimeout and the measurements are
+// Error (docs/reliability.md). The API server's priority and fairness still protects it.
+const (
+	ClientQPS   = 100
+	ClientBurst = 200
+)
 
 func (p *Plugin) remoteClient(kubeconfig []byte, timeout time.Duration) (dynamic.Interface, error) {
 	if p.opts.Remote != nil {
@@ -295,6 +325,7 @@ func RemoteClient(kubeconfig []byte, timeout time.Duration) (dynamic.Interface, 
 		return nil, errors.New("not a valid kubeconfig")
 	}
 	cfg.Timeout = timeout
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	return dynamic.NewForConfig(cfg)
 }
 
@@ -431,10 +462,13 @@ func apiError(err error, what, where string, timeout time.Duration) error {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%s not found in %s", what, where)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get/list/watch on rollouts, analysisruns and experiments, and get on the kubeconfig Secret): %v", what, where, apiMessage(err))
+		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get on rollouts, get and list on analysisruns, list on experiments, and get on the kubeconfig Secret): %v", what, where, apiMessage(err))
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%s: the credentials for %s were rejected", what, where)
-	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || (errors.As(err, &netErr) && netErr.Timeout()):
+	// client-go's rate limiter refuses a request it could not send before the deadline without wrapping
+	// context.DeadlineExceeded (rest/request.go tryThrottle, golang.org/x/time/rate Limiter.Wait)
+	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || (errors.As(err, &netErr) && netErr.Timeout()) ||
+		strings.Contains(err.Error(), "would exceed context deadline"):
 		return fmt.Errorf("%s: %s did not answer within %s", what, where, timeout)
 	case errors.As(err, &urlErr):
 		return fmt.Errorf("%s: cannot reach %s: %v", what, where, urlErr.Err)

@@ -38,7 +38,7 @@ type frame struct {
 	Experiments  []map[string]any `json:"experiments"`
 }
 
-func loadFrame(t *testing.T, name string) frame {
+func loadFrame(t testing.TB, name string) frame {
 	t.Helper()
 	raw, err := os.ReadFile("../verdict/testdata/" + name + ".yaml")
 	if err != nil {
@@ -252,7 +252,7 @@ func TestForbidden(t *testing.T) {
 	})
 	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil }})
 	m := p.Run(analysisRun(), metric(`{"name":"checkout","namespace":"shop"}`))
-	if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, "access denied") || !strings.Contains(m.Message, "get/list/watch on rollouts") {
+	if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, "access denied") || !strings.Contains(m.Message, "get on rollouts, get and list on analysisruns, list on experiments") {
 		t.Fatalf("%s %q", m.Phase, m.Message)
 	}
 }
@@ -322,6 +322,15 @@ func TestPinnedRevision(t *testing.T) {
 	r := p.Resume(analysisRun(), metric(cfg), m)
 	if r.Phase != v1alpha1.AnalysisPhaseFailed || !strings.Contains(r.Message, "replaced by "+stable) || !strings.Contains(r.Message, hash) {
 		t.Errorf("pinned judgement after the rollback: %s %q", r.Phase, r.Message)
+	}
+	// after an Error (an API server that did not answer) the controller starts a new measurement with
+	// Run: the pin of the run's earlier measurement still holds
+	errored := m.DeepCopy()
+	errored.Phase, errored.Message, errored.ResumeAt = v1alpha1.AnalysisPhaseError, "did not answer within 10s", nil
+	withError := analysisRun()
+	withError.Status.MetricResults = []v1alpha1.MetricResult{{Name: "rollout-analysis", Measurements: []v1alpha1.Measurement{*errored}}}
+	if again := p.Run(withError, metric(cfg)); again.Phase != v1alpha1.AnalysisPhaseFailed || again.Metadata["revision"] != hash {
+		t.Errorf("a new measurement after an Error: %s %q pinned %q, want Failed pinned %s", again.Phase, again.Message, again.Metadata["revision"], hash)
 	}
 
 	// image: another image waits, the Freight's image is judged

@@ -15,7 +15,7 @@ import (
 // fixture is one of testdata/*.yaml: frames recorded by e2e/recorder from Argo Rollouts' controllers,
 // which TestFixturesAreRecorded holds equal to the timelines they come from. Texts of the tests name the
 // fixture's pod-template hash HASH and its Rollout's uid UID (sub).
-func fixture(t *testing.T, name string) verdict.Objects {
+func fixture(t testing.TB, name string) verdict.Objects {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", name+".yaml"))
 	if err != nil {

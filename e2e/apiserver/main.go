@@ -16,6 +16,13 @@
 // The recorders pause the cluster while one of the Rollouts controllers reconciles, so that every
 // reconcile sees a cluster that has settled, and a timeline does not depend on goroutine scheduling.
 // Closing stdin stops the servers.
+//
+// Three flags serve the reliability suite (e2e/recorder reliability_test.go): -rbac authorizes with RBAC
+// (the loopback admin is in system:masters and is allowed either way), -audit-log writes the API server's
+// audit log (every request at level Metadata) to a file, and -data-dir keeps etcd's data, its URLs and the
+// serving certificate in a directory, so that the program started again on it serves the same objects at
+// the same certificate: a ServiceAccount token stays valid across the restart too (StartTestServer signs
+// tokens with a fixed key and issuer). The loopback admin token and the port are new on every start.
 package main
 
 import (
@@ -27,6 +34,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +50,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 	"k8s.io/klog/v2"
 	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
 	"k8s.io/kubernetes/pkg/controller/replicaset"
@@ -50,6 +60,10 @@ import (
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "where to write the kubeconfig of the started API server")
+	var o options
+	flag.StringVar(&o.dataDir, "data-dir", "", "keep etcd's data and the serving certificate here, to restart on them (default: a temporary directory, removed at exit)")
+	flag.BoolVar(&o.rbac, "rbac", false, "authorize requests with RBAC instead of allowing all")
+	flag.StringVar(&o.auditLog, "audit-log", "", "write the audit log (every request, level Metadata, JSON lines) to this file")
 	flag.Parse()
 	if *kubeconfig == "" {
 		fmt.Fprintln(os.Stderr, "apiserver: -kubeconfig is required")
@@ -57,7 +71,7 @@ func main() {
 	}
 	tb := newTB()
 	code := 0
-	if err := run(tb, *kubeconfig); err != nil {
+	if err := run(tb, *kubeconfig, o); err != nil {
 		fmt.Fprintln(os.Stderr, "apiserver:", err)
 		code = 1
 	}
@@ -65,10 +79,20 @@ func main() {
 	os.Exit(code)
 }
 
-func run(tb *programTB, kubeconfig string) error {
+type options struct {
+	dataDir  string
+	rbac     bool
+	auditLog string
+}
+
+func run(tb *programTB, kubeconfig string, o options) error {
 	ktesting.SetDefaultVerbosity(0)
 	klog.SetOutput(os.Stderr)
-	etcdURL, stopEtcd, err := startEtcd(tb.TempDir())
+	etcdDir, urls := tb.TempDir(), ""
+	if o.dataDir != "" {
+		etcdDir, urls = filepath.Join(o.dataDir, "etcd"), filepath.Join(o.dataDir, "etcd-urls")
+	}
+	etcdURL, stopEtcd, err := startEtcd(etcdDir, urls)
 	if err != nil {
 		return fmt.Errorf("etcd: %w", err)
 	}
@@ -79,6 +103,23 @@ func run(tb *programTB, kubeconfig string) error {
 	// ServiceAccount admission is off: no kube-controller-manager creates the namespaces' default
 	// ServiceAccounts, and no kubelet would mount their tokens.
 	flags := []string{"--disable-admission-plugins=ServiceAccount"}
+	if o.dataDir != "" {
+		cert, key, err := servingCert(o.dataDir)
+		if err != nil {
+			return fmt.Errorf("serving certificate: %w", err)
+		}
+		flags = append(flags, "--tls-cert-file="+cert, "--tls-private-key-file="+key)
+	}
+	if o.rbac {
+		flags = append(flags, "--authorization-mode=RBAC")
+	}
+	if o.auditLog != "" {
+		policy := filepath.Join(tb.TempDir(), "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+			return err
+		}
+		flags = append(flags, "--audit-policy-file="+policy, "--audit-log-path="+o.auditLog, "--audit-log-format=json", "--audit-log-mode=blocking")
+	}
 	srv, err := kubeapiservertesting.StartTestServer(tb, nil, flags, storage)
 	if err != nil {
 		return fmt.Errorf("kube-apiserver: %w", err)
@@ -138,7 +179,35 @@ func run(tb *programTB, kubeconfig string) error {
 	return in.Err()
 }
 
-func startEtcd(dir string) (string, func(), error) {
+// auditPolicy records every request once, when its response is complete, with who asked for what
+// (user, verb, resource, name, namespace, the request URI with its label selector) and the answer's code.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: Metadata
+`
+
+// servingCert is the API server's certificate in dir, made on the first start: a restart serves the same
+// one, so a client that trusts it before the restart trusts the server after it.
+func servingCert(dir string) (string, string, error) {
+	cert, key := filepath.Join(dir, "serving.crt"), filepath.Join(dir, "serving.key")
+	if _, err := os.Stat(cert); err == nil {
+		return cert, key, nil
+	}
+	c, k, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
+	if err != nil {
+		return "", "", err
+	}
+	if err := keyutil.WriteKey(key, k); err != nil {
+		return "", "", err
+	}
+	return cert, key, certutil.WriteCert(cert, c)
+}
+
+// startEtcd starts etcd on dir. With urls (a file in the data directory) it listens where it listened
+// the first time, which etcd recorded as the member's URLs in its data.
+func startEtcd(dir, urls string) (string, func(), error) {
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.UnsafeNoFsync = true
@@ -146,6 +215,19 @@ func startEtcd(dir string) (string, func(), error) {
 	client, peer, err := freeURL(), freeURL(), error(nil)
 	if client == nil || peer == nil {
 		return "", nil, fmt.Errorf("no free port on 127.0.0.1")
+	}
+	if urls != "" {
+		if raw, rerr := os.ReadFile(urls); rerr == nil {
+			if c, p, ok := strings.Cut(strings.TrimSpace(string(raw)), " "); ok {
+				client, _ = url.Parse(c)
+				peer, _ = url.Parse(p)
+			}
+		} else if err = os.WriteFile(urls, []byte(client.String()+" "+peer.String()+"\n"), 0o600); err != nil {
+			return "", nil, err
+		}
+		if client == nil || peer == nil {
+			return "", nil, fmt.Errorf("%s: not two URLs", urls)
+		}
 	}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*client}, []url.URL{*client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*peer}, []url.URL{*peer}

@@ -23,6 +23,7 @@ import (
 	"github.com/argoproj/argo-rollouts/rollout"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -50,9 +51,35 @@ type Cluster struct {
 	Kubeconfig string
 }
 
+// ClusterOptions are flags of the API server program (../apiserver): RBAC authorization, the audit log
+// file, and a data directory that a later StartClusterWith on the same directory restarts from.
+type ClusterOptions struct {
+	RBAC     bool
+	AuditLog string
+	DataDir  string
+}
+
+func (o ClusterOptions) args() []string {
+	var args []string
+	if o.RBAC {
+		args = append(args, "-rbac")
+	}
+	if o.AuditLog != "" {
+		args = append(args, "-audit-log", o.AuditLog)
+	}
+	if o.DataDir != "" {
+		args = append(args, "-data-dir", o.DataDir)
+	}
+	return args
+}
+
 // StartCluster starts the API server program. The binary is $E2E_APISERVER if set (the Makefile builds
 // it once for both recorder modules), else it is built from ../apiserver into a temporary directory.
-func StartCluster() (*Cluster, error) {
+func StartCluster() (*Cluster, error) { return StartClusterWith(ClusterOptions{}) }
+
+// StartClusterWith starts the API server program with options; on a DataDir that held a cluster, the
+// CRDs are there already.
+func StartClusterWith(o ClusterOptions) (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "e2e-cluster-")
 	if err != nil {
 		return nil, err
@@ -69,7 +96,7 @@ func StartCluster() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.cmd = exec.Command(bin, "-kubeconfig", kubeconfig)
+	c.cmd = exec.Command(bin, append([]string{"-kubeconfig", kubeconfig}, o.args()...)...)
 	c.cmd.Stderr = logf
 	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -203,7 +230,7 @@ func (c *Cluster) installCRDs() error {
 		if err := yaml.UnmarshalStrict(raw, &crd); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+		if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}

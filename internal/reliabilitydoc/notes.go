@@ -1,0 +1,57 @@
+package reliabilitydoc
+
+// notes are what the figures above do not say by themselves: the behaviour the Rollouts controller
+// decides, with the upstream code that decides it (paths relative to github.com/argoproj/argo-rollouts@
+// v1.8.5), and what the runs changed in the plugin and the generator.
+const notes = `## What the runs showed
+
+* **The plugin's own rate limit was the load limit.** Its clients had client-go's defaults, 5 requests a
+  second in bursts of 10 (k8s.io/client-go rest.DefaultQPS, DefaultBurst). 200 verifications in flight ask
+  for about 60 reads a second at the default pollInterval; client-go's rate limiter then refused requests
+  it could not send before apiTimeout ("client rate limiter Wait returned an error: rate: Wait(n=1) would
+  exceed context deadline"), and the measurements of a 200-Rollout run were Error. The plugin's
+  clients now allow 100 requests a second in bursts of 200 (rolloutplugin ClientQPS, ClientBurst; the API
+  server's priority and fairness still protects it), and the rate limiter's refusal is reported as the
+  timeout it is ("did not answer within 10s"). Past about 300 verifications per 10 s that limit would
+  bind again.
+* **At 2,000 Rollouts the controller's workers are the bound.** A worker waits for the whole measurement
+  (the plugin's RPC is synchronous, analysis/analysis.go runMeasurements), so the controller takes about
+  30 (its --analysis-threads) divided by the latency measurements a second — the measurements per second of
+  the table — and each verification is measured every Rollouts ÷ that rate seconds instead of every
+  pollInterval: late by more than an interval, though none was Error. More analysis threads, a longer
+  pollInterval or a faster API server move the bound; the plugin itself was not (its CPU and memory in the
+  table's last columns).
+* **The generated Role granted more than the plugin uses.** It granted get, list and watch on rollouts,
+  analysisruns and experiments; the audit log shows the plugin gets the Rollout, lists its revision's runs
+  and experiments by label, and gets the runs an experiment names — nothing else. Removing watch, list
+  rollouts or get experiments changed nothing, so ` + "`rbac.yaml`" + ` now grants exactly get on rollouts,
+  get and list on analysisruns, list on experiments, and TestReliability fails on a grant the plugin
+  does not need as well as on one it lacks.
+* **A plugin killed between two measurements is invisible to the verification.** The controller asks
+  ` + "`Exited()`" + ` before every call and starts the plugin again (metricproviders/plugin/client/client.go
+  startPluginSystem), then resumes the measurement in flight with its metadata: no Error, the same start
+  and pin. A plugin killed *during* a call makes that measurement Error with an empty one in its place
+  (metricproviders/plugin/rpc/rpc.go Resume: ` + "`MarkMeasurementError(resp, …)`" + ` on the zero response), so its
+  pin is gone from the run; the next measurement chooses the revision again, by the Freight's image that the
+  generated Stage snippet passes. That case is read from the code, not forced by the test (a kill cannot be
+  timed into a call of a few milliseconds).
+* **While the API server is down, nothing is written, not even the Errors.** The controller's log shows
+  the plugin's measurements Error ("cannot reach", connection refused), but the controller cannot store
+  them either (analysis/sync.go persistAnalysisRunStatus fails) and requeues the run with its rate
+  limiter's exponential backoff (utils/queue DefaultArgoRolloutsRateLimiter), so the stored verification
+  goes from Running to Running: the first measurement after the restart is a Resume of the one before the
+  outage, with its pin, and it comes as late as the backoff grew. The Successful verdict came only after the
+  frame that passes the analysis was stored.
+* **A new measurement after an Error kept no pin.** After an Error the controller starts the next
+  measurement with Run, not Resume, and hands no metadata; the plugin chose the revision again from the
+  Rollout as it was then. It now takes the pin of the run's latest measurement that holds one
+  (rolloutplugin earlierPin; TestPinnedRevision).
+* **FuzzParseConfig found an error that named no field.** ` + "`{\"kubeconfigSecret\":{\"\":\"\"}}`" + ` was refused with
+  encoding/json's ` + "`unknown field \"\"`" + `, which does not say it is inside kubeconfigSecret; the field now
+  decodes strictly itself and prefixes its errors (rolloutplugin SecretKey.UnmarshalJSON). The inputs the
+  fuzzer found are seeds of the target (rolloutplugin/testdata/fuzz). encoding/json matches field names
+  without regard to case, so ` + "`kubeConfigSecret`" + ` is read as kubeconfigSecret, not refused.
+* **A deleted Rollout is Error, not Failed.** The measurement says which Rollout is not found; the
+  controller retries an Error (DefaultErrorRetryInterval, 10 s) until consecutiveErrorLimit (4) is passed,
+  then ends the run Error, about 50 s after the deletion.
+`
