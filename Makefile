@@ -148,12 +148,12 @@ e2e:
 # The plugin's reliability (docs/reliability.md, generated from the committed run): e2e/recorder
 # TestReliability in the real analysis controller with loads of RELIABILITY_LOAD Rollouts writes
 # e2e/testdata/reliability/<version>.json (-update), each fuzz target runs RELIABILITY_FUZZTIME into
-# internal/reliabilitydoc/testdata/fuzz.txt, and the page is rendered from both (TestReliabilityDoc holds
+# internal/bench/reliabilitydoc/testdata/fuzz.txt, and the page is rendered from both (TestReliabilityDoc holds
 # it to them). make e2e runs TestReliability with the 200 load only, and writes nothing.
 RELIABILITY_LOAD ?= 200,2000
 RELIABILITY_FUZZTIME ?= 2m
 RELIABILITY_FUZZ = rolloutplugin:FuzzParseConfig rolloutplugin:FuzzMetric verdict:FuzzMutatedObjects
-RELIABILITY_FUZZ_OUT = internal/reliabilitydoc/testdata/fuzz.txt
+RELIABILITY_FUZZ_OUT = internal/bench/reliabilitydoc/testdata/fuzz.txt
 reliability:
 	cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
 	$(GO) build -o $(E2E_PLUGIN) ./cmd/rollouts-plugin-metric-analysis-health
@@ -165,7 +165,7 @@ reliability:
 		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(RELIABILITY_FUZZTIME) ./$$pkg/ >> $(RELIABILITY_FUZZ_OUT).new 2>&1 || { cat $(RELIABILITY_FUZZ_OUT).new; exit 1; }; \
 	done
 	mv $(RELIABILITY_FUZZ_OUT).new $(RELIABILITY_FUZZ_OUT)
-	$(GO) test -count=1 -run TestReliabilityDoc ./internal/reliabilitydoc/ -update
+	$(GO) test -count=1 -run TestReliabilityDoc ./internal/bench/reliabilitydoc/ -update
 
 # A sample of docs/timelines (the README's picture and the tallest of each version) rendered in headless
 # Chromium at GitHub's content width on its light and dark page background; fails if a picture is blank,

@@ -431,8 +431,12 @@ func TestKargoRBAC(t *testing.T) {
 							t.Errorf("Role grants %s", v)
 						}
 					}
-					if strings.Join(rule.APIGroups, ",") != "argoproj.io" || strings.Join(rule.Resources, ",") != "rollouts,analysisruns,experiments" {
-						t.Errorf("Role rule %+v", rule)
+					// Reads of the three kinds only; that each grant is needed and enough is measured against the
+					// real API server's RBAC (e2e/recorder TestReliability, least privilege).
+					for _, res := range rule.Resources {
+						if strings.Join(rule.APIGroups, ",") != "argoproj.io" || (res != "rollouts" && res != "analysisruns" && res != "experiments") {
+							t.Errorf("Role rule %+v", rule)
+						}
 					}
 				}
 			case "RoleBinding":

@@ -7,11 +7,11 @@ import (
 )
 
 // docs/reliability.md is what the committed run renders to; `make reliability` refreshes both
-// (go test ./internal/reliabilitydoc/ -update rewrites the page from the committed run).
+// (go test ./internal/bench/reliabilitydoc/ -update rewrites the page from the committed run).
 func TestReliabilityDoc(t *testing.T) {
-	doc, err := Document("../../e2e/testdata/reliability", "testdata/fuzz.txt")
+	doc, err := Document("../../../e2e/testdata/reliability", "testdata/fuzz.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.File(t, "../../docs/reliability.md", []byte(doc))
+	golden.File(t, "../../../docs/reliability.md", []byte(doc))
 }
