@@ -74,7 +74,7 @@ func (e Engine) Health(obj map[string]any, script string) (Health, error) {
 // message), is an empty Health, an unknown status becomes Unknown with Argo CD's message, and any other
 // return type is an error. A nil result is an empty Health before v3.6 and nil ("no health") from v3.6.
 func (e Engine) Execute(obj map[string]any, script string) (*Health, error) {
-	return e.execute(func(L *lua.LState) (lua.LValue, error) { return toLua(L, obj), nil }, script)
+	return e.execute(func(L *lua.LState) (lua.LValue, error) { return ToLua(L, obj), nil }, script)
 }
 
 func flatten(h *Health, err error) (Health, error) {
@@ -152,7 +152,7 @@ func validStatus(s string) bool {
 // run evaluates script with obj as the global `obj` and hands the value left on the stack to read,
 // before the state is closed.
 func (e Engine) run(obj map[string]any, script string, params map[string]string, read func(lua.LValue) error) error {
-	return e.runWith(func(L *lua.LState) (lua.LValue, error) { return toLua(L, obj), nil }, script, params, read)
+	return e.runWith(func(L *lua.LState) (lua.LValue, error) { return ToLua(L, obj), nil }, script, params, read)
 }
 
 func (e Engine) runWith(build func(*lua.LState) (lua.LValue, error), script string, params map[string]string, read func(lua.LValue) error) (err error) {
@@ -258,10 +258,10 @@ func CheckSyntax(script string) error {
 	return err
 }
 
-// toLua converts a decoded JSON/YAML object the way Argo CD's decodeValue does (util/lua/lua.go, v2.14 to
+// ToLua converts a decoded JSON/YAML object the way Argo CD's decodeValue does (util/lua/lua.go, v2.14 to
 // v3.6): float64, int, int32 and int64 become Lua numbers, json.Number stays a string, null and every type
 // it does not list (float32 among them) become nil, so null keys vanish.
-func toLua(L *lua.LState, v any) lua.LValue {
+func ToLua(L *lua.LState, v any) lua.LValue {
 	switch x := v.(type) {
 	case bool:
 		return lua.LBool(x)
@@ -280,13 +280,13 @@ func toLua(L *lua.LState, v any) lua.LValue {
 	case []any:
 		t := L.CreateTable(len(x), 0)
 		for _, item := range x {
-			t.Append(toLua(L, item))
+			t.Append(ToLua(L, item))
 		}
 		return t
 	case map[string]any:
 		t := L.CreateTable(0, len(x))
 		for k, item := range x {
-			t.RawSetH(lua.LString(k), toLua(L, item))
+			t.RawSetH(lua.LString(k), ToLua(L, item))
 		}
 		return t
 	}

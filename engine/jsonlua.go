@@ -33,7 +33,7 @@ func (e Engine) ExecuteJSON(raw []byte, script string) (*Health, error) {
 		if err := json.Unmarshal(raw, &obj); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidJSON, err)
 		}
-		return toLua(L, obj), nil
+		return ToLua(L, obj), nil
 	}, script)
 }
 

@@ -57,7 +57,7 @@ func TestJSONToLuaMatchesUnmarshal(t *testing.T) {
 			if jsonErr != nil {
 				t.Fatalf("fast path accepted what json rejects (%v)", jsonErr)
 			}
-			if d := luaDiff("obj", got, toLua(L, obj)); d != "" {
+			if d := luaDiff("obj", got, ToLua(L, obj)); d != "" {
 				t.Error(d)
 			}
 		})

@@ -2,10 +2,11 @@ package costcases
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/analysis-health/analysis-health/engine"
 )
 
 // State is the state Argo CD's util/lua prepares before it sets obj (v2.14 runLua, v3.6
@@ -54,39 +55,8 @@ func safeOsLoaderStandIn(L *lua.LState) int {
 	return 1
 }
 
-// ToLua converts a decoded object into Lua as Argo CD's decodeValue does (util/lua/lua.go, the same in
-// v2.14 and v3.6): json.Number stays a string, null and types it does not list become nil.
-func ToLua(L *lua.LState, v any) lua.LValue {
-	switch x := v.(type) {
-	case bool:
-		return lua.LBool(x)
-	case float64:
-		return lua.LNumber(x)
-	case string:
-		return lua.LString(x)
-	case json.Number:
-		return lua.LString(x)
-	case int:
-		return lua.LNumber(x)
-	case int32:
-		return lua.LNumber(x)
-	case int64:
-		return lua.LNumber(x)
-	case []any:
-		t := L.CreateTable(len(x), 0)
-		for _, item := range x {
-			t.Append(ToLua(L, item))
-		}
-		return t
-	case map[string]any:
-		t := L.CreateTable(0, len(x))
-		for k, item := range x {
-			t.RawSetH(lua.LString(k), ToLua(L, item))
-		}
-		return t
-	}
-	return lua.LNil
-}
+// ToLua is the engine's conversion (engine.ToLua, Argo CD's decodeValue), which the measured states use.
+func ToLua(L *lua.LState, v any) lua.LValue { return engine.ToLua(L, v) }
 
 // CachedLoadstring is loadstring with compiled prototypes kept by source, so that a run with it, minus a
 // run with the real loadstring, is the time spent compiling lazily compiled chunks. An error is returned
