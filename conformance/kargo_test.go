@@ -13,10 +13,6 @@ import (
 	"github.com/argoproj/argo-rollouts/utils/defaults"
 	plugintypes "github.com/argoproj/argo-rollouts/utils/plugin/types"
 	rolloutstemplate "github.com/argoproj/argo-rollouts/utils/template"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	helmengine "helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -29,6 +25,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
 
+	"helm.sh/helm/v3/pkg/releaseutil"
+
+	"github.com/analysis-health/analysis-health/conformance/suite/formats"
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/upstream"
 	"github.com/analysis-health/analysis-health/rolloutplugin"
@@ -312,42 +311,19 @@ func TestKargoValuesInArgoRolloutsChart(t *testing.T) {
 // does, and returns the argo-rollouts-config ConfigMap and the controller Deployment it renders.
 func renderRolloutsChart(t *testing.T, values []byte) (*corev1.ConfigMap, *appsv1.Deployment) {
 	t.Helper()
-	vals, err := chartutil.ReadValues(values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chrt, err := loader.Load(upstream.Vendored(t, "argo-helm/charts/argo-rollouts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals,
-		chartutil.ReleaseOptions{Name: "argo-rollouts", Namespace: "argo-rollouts", Revision: 1, IsInstall: true},
-		chartutil.DefaultCapabilities.Copy(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := helmengine.Render(chrt, top)
-	if err != nil {
-		t.Fatalf("helm template: %v", err)
-	}
 	var cm *corev1.ConfigMap
 	var controller *appsv1.Deployment
-	for name, content := range rendered {
-		if !strings.HasSuffix(name, ".yaml") {
-			continue
+	for _, m := range formats.Render(t, upstream.Vendored(t, "argo-helm/charts/argo-rollouts"), values, "argo-rollouts", "argo-rollouts") {
+		var obj corev1.ConfigMap
+		if err := yaml.Unmarshal([]byte(m.Doc), &obj); err == nil && obj.Kind == "ConfigMap" && obj.Name == defaults.DefaultRolloutsConfigMapName {
+			cm = &obj
 		}
-		for _, doc := range releaseutil.SplitManifests(content) {
-			var obj corev1.ConfigMap
-			if err := yaml.Unmarshal([]byte(doc), &obj); err == nil && obj.Kind == "ConfigMap" && obj.Name == defaults.DefaultRolloutsConfigMapName {
-				cm = &obj
+		if strings.Contains(m.Doc, "kind: Deployment") {
+			var d appsv1.Deployment
+			if err := yaml.UnmarshalStrict([]byte(m.Doc), &d); err != nil {
+				t.Fatalf("%s: %v", m.Template, err)
 			}
-			if strings.Contains(doc, "kind: Deployment") {
-				var d appsv1.Deployment
-				if err := yaml.UnmarshalStrict([]byte(doc), &d); err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				controller = &d
-			}
+			controller = &d
 		}
 	}
 	return cm, controller

@@ -115,48 +115,61 @@ func Patch(t *testing.T, r suite.Release, sets []suite.OptionSet) {
 	}
 }
 
-// The helm format, rendered with the real argo-helm argo-cd chart by Helm's own library, the steps of
-// `helm template` (pkg/engine, without pkg/action's registry and storage dependencies).
+// Manifest is one document a chart rendered, and the template that rendered it.
+type Manifest struct{ Template, Doc string }
+
+// Render renders the chart at chartDir with the values as `helm template` (install with DryRun,
+// ClientOnly) does: dependencies resolved, values coalesced over the chart's defaults and validated against
+// its schema, then every template rendered. It returns the YAML documents of the rendered manifests.
+func Render(t *testing.T, chartDir string, values []byte, release, namespace string) []Manifest {
+	t.Helper()
+	vals, err := chartutil.ReadValues(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, vals); err != nil {
+		t.Fatal(err)
+	}
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals,
+		chartutil.ReleaseOptions{Name: release, Namespace: namespace, Revision: 1, IsInstall: true},
+		chartutil.DefaultCapabilities.Copy(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := helmengine.Render(chrt, top)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	var out []Manifest
+	for name, content := range rendered {
+		if !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		for _, doc := range releaseutil.SplitManifests(content) {
+			out = append(out, Manifest{name, doc})
+		}
+	}
+	return out
+}
+
+// HelmValues: the helm format, rendered with the real argo-helm argo-cd chart by Helm's own library, the
+// steps of `helm template` (pkg/engine, without pkg/action's registry and storage dependencies).
 func HelmValues(t *testing.T, r suite.Release, sets []suite.OptionSet) {
 	chartDir := chartCopy(t)
 	for _, set := range sets {
 		t.Run(set.Name, func(t *testing.T) {
-			vals, err := chartutil.ReadValues(suite.Generated(t, generator.Helm, set.Opts)[0].Data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			chrt, err := loader.Load(chartDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// What `helm template` (install with DryRun, ClientOnly) does before rendering: resolve
-			// dependencies, coalesce values over the chart's defaults, validate them against the schema.
-			if err := chartutil.ProcessDependenciesWithMerge(chrt, vals); err != nil {
-				t.Fatal(err)
-			}
-			top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals,
-				chartutil.ReleaseOptions{Name: "argocd", Namespace: "argocd", Revision: 1, IsInstall: true},
-				chartutil.DefaultCapabilities.Copy(), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rendered, err := helmengine.Render(chrt, top)
-			if err != nil {
-				t.Fatalf("helm template: %v", err)
-			}
 			var cm *corev1.ConfigMap
-			for name, content := range rendered {
-				if !strings.HasSuffix(name, ".yaml") {
-					continue
-				}
-				for _, doc := range releaseutil.SplitManifests(content) {
-					var obj corev1.ConfigMap
-					if err := yaml.Unmarshal([]byte(doc), &obj); err == nil && obj.Kind == "ConfigMap" && obj.Name == "argocd-cm" {
-						if cm != nil {
-							t.Fatalf("the chart rendered argocd-cm twice (%s)", name)
-						}
-						cm = &obj
+			for _, m := range Render(t, chartDir, suite.Generated(t, generator.Helm, set.Opts)[0].Data, "argocd", "argocd") {
+				var obj corev1.ConfigMap
+				if err := yaml.Unmarshal([]byte(m.Doc), &obj); err == nil && obj.Kind == "ConfigMap" && obj.Name == "argocd-cm" {
+					if cm != nil {
+						t.Fatalf("the chart rendered argocd-cm twice (%s)", m.Template)
 					}
+					cm = &obj
 				}
 			}
 			if cm == nil {
