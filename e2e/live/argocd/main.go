@@ -307,10 +307,16 @@ func run(args []string) error {
 	log.SetLevel(lvl)
 	log.SetFormatter(&log.JSONFormatter{})
 	log.SetOutput(os.Stderr)
-	// the in-cluster destination (https://kubernetes.default.svc) is this kubeconfig's server, as in
-	// Argo CD's own Procfile
+	// the in-cluster destination (https://kubernetes.default.svc) is this kubeconfig's server, and GnuPG
+	// is off for the repo-server, as in Argo CD's own Procfile
 	os.Setenv(v1alpha1.EnvVarFakeInClusterConfig, "true")
 	os.Setenv("KUBECONFIG", *kubeconfig)
+	os.Setenv("ARGOCD_GPG_ENABLED", "false")
+	// the repo-server clones into $TMPDIR/_argocd-repo (reposerver/server.go): this run's own
+	os.Setenv("TMPDIR", *state)
+	if err := installHelpers(*state); err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -325,6 +331,28 @@ func run(args []string) error {
 	// stop with the parent
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 	return nil
+}
+
+// installHelpers puts the scripts Argo CD's image ships in /usr/local/bin (Dockerfile: hack/git-verify-wrapper.sh,
+// which the repo-server runs for every revision it generates manifests of, util/git VerifyCommitSignature)
+// on PATH, from the module.
+func installHelpers(state string) error {
+	dir, err := moduleDir()
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(state, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "hack", "git-verify-wrapper.sh"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(bin, "git-verify-wrapper.sh"), raw, 0o755); err != nil {
+		return err
+	}
+	return os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // runRepoServer is cmd/argocd-repo-server/commands NewCommand's RunE with its flags' defaults.
