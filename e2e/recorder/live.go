@@ -306,16 +306,33 @@ func (g *GitDelivery) Deploy(w *World, objs []runtime.Object) error {
 	if err := g.watch(); err != nil {
 		return err
 	}
+	go g.collectHooks(w)
 	if err := g.argocdUpdate(sha); err != nil {
 		return err
 	}
-	// the sync's apply, seen on the Rollout
+	// the sync's apply, seen on every object (the controllers' first reconcile must find the templates,
+	// as after a user's kubectl apply of the whole stream)
 	return g.waitFor("Argo CD applied revision 1", func() (bool, error) {
-		_, err := w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).Get(ctx, Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
+		for _, o := range objs {
+			var err error
+			switch o := o.(type) {
+			case *v1alpha1.Rollout:
+				_, err = w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).Get(ctx, o.Name, metav1.GetOptions{})
+			case *v1alpha1.AnalysisTemplate:
+				_, err = w.c.Argo.ArgoprojV1alpha1().AnalysisTemplates(w.ns).Get(ctx, o.Name, metav1.GetOptions{})
+			case *corev1.Service:
+				_, err = w.c.Kube.CoreV1().Services(w.ns).Get(ctx, o.Name, metav1.GetOptions{})
+			case *appsv1.Deployment:
+				_, err = w.c.Kube.AppsV1().Deployments(w.ns).Get(ctx, o.Name, metav1.GetOptions{})
+			}
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
 		}
-		return err == nil, err
+		return true, nil
 	})
 }
 
@@ -383,6 +400,15 @@ func (g *GitDelivery) OperationPhase() (phase string, pending bool, err error) {
 	phase, _, _ = unstructured.NestedString(app.Object, "status", "operationState", "phase")
 	_, pending = app.Object["operation"]
 	return phase, pending, nil
+}
+
+func (g *GitDelivery) operationMessage() string {
+	app, err := g.dyn.Resource(ApplicationGVR).Namespace(ArgoCDNamespace).Get(context.Background(), g.app, metav1.GetOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
+	return msg
 }
 
 // waitOperation waits until the last operation ended, and notes its phase.
@@ -479,6 +505,31 @@ func (g *GitDelivery) watch() error {
 		}
 	}()
 	return nil
+}
+
+// collectHooks stands in for Kubernetes' garbage collector, which the API server program does not run:
+// Argo CD deletes a finished hook with propagationPolicy Foreground (gitops-engine pkg/sync deleteResource),
+// so the API server puts the foregroundDeletion finalizer on it, which the garbage collector removes once
+// the object has no dependents. A ConfigMap hook (the barrier) has none: its finalizer is removed at once,
+// as the garbage collector would, and the sync waiting for the hook's deletion goes on.
+func (g *GitDelivery) collectHooks(w *World) {
+	cms := w.c.Kube.CoreV1().ConfigMaps(w.ns)
+	for {
+		select {
+		case <-g.watched:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		list, err := cms.List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
+		for _, cm := range list.Items {
+			if cm.DeletionTimestamp != nil && len(cm.Finalizers) == 1 && cm.Finalizers[0] == metav1.FinalizerDeleteDependents {
+				_, _ = cms.Patch(context.Background(), cm.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+			}
+		}
+	}
 }
 
 // Health is every change of the Application's health, in order.

@@ -23,6 +23,12 @@ var LiveScenarios = []string{
 	"canary-step-successful",
 	"canary-step-failed",
 	"canary-step-error",
+	"canary-background-promoted-while-running",
+	"canary-background-failed-during-pause",
+	"canary-progress-deadline-abort",
+	"canary-experiment-failed",
+	"bluegreen-prepromotion-failed",
+	"bluegreen-postpromotion-failed",
 }
 
 // LiveResult is one scenario run live.
@@ -39,6 +45,8 @@ type LiveResult struct {
 	// Operation is the phase the release's sync operation (with the PostSync barrier) ended in, or
 	// "Running" if it had not ended when the scenario did.
 	Operation string
+	// OperationMessage is the operation's message when it had not ended.
+	OperationMessage string
 }
 
 // replayHealth reads the committed per-frame Rollout health of this build's Rollouts version and
@@ -154,8 +162,25 @@ func RecordLive(env *Env, a *ArgoCD, sc Scenario) (*LiveResult, *Timeline, error
 	// the barrier's hook is created once every resource is Healthy, after the last refresh
 	if err := d.waitOperation(); err == nil {
 		res.Operation = d.Operations[len(d.Operations)-1]
+	} else {
+		res.OperationMessage = d.operationMessage()
 	}
 	return res, tl, nil
+}
+
+// brokenRules lists the rules a live scenario breaks: the Application Unknown or Missing during the
+// release, or the sync with the barrier succeeding for an update the controller aborted.
+func brokenRules(sc Scenario, res *LiveResult) []string {
+	var out []string
+	for _, st := range res.Live {
+		if st == "Unknown" || st == "Missing" || st == "" {
+			out = append(out, fmt.Sprintf("the Application was %q during the release", st))
+		}
+	}
+	if sc.Outcome == OutcomeAborted && res.Operation == "Succeeded" {
+		out = append(out, "the sync with the barrier succeeded for an aborted update")
+	}
+	return out
 }
 
 // RunLive runs LiveScenarios with our scripts and checks them against the replay and the rules.
@@ -180,27 +205,40 @@ func RunLive(t *testing.T, env *Env) {
 				t.Fatal(err)
 			}
 			res.Install, res.Replay = "ours", replay[name]
-			t.Logf("live %v, replay %v, operation %s", res.Live, res.Replay, res.Operation)
+			t.Logf("live %v, replay %v, operation %s %s", res.Live, res.Replay, res.Operation, res.OperationMessage)
 			if strings.Join(res.Live, " ") != strings.Join(res.Replay, " ") {
 				t.Errorf("live Application health %v, the replay's %v", res.Live, res.Replay)
 			}
-			for _, st := range res.Live {
-				if st == "Unknown" || st == "Missing" || st == "" {
-					t.Errorf("the Application was %q during the release", st)
-				}
+			for _, b := range brokenRules(sc, res) {
+				t.Error(b)
 			}
-			switch sc.Outcome {
-			case OutcomeAborted:
-				if res.Operation == "Succeeded" {
-					t.Errorf("the sync with the barrier succeeded for an aborted update")
-				}
-			default:
-				if res.Operation != "Succeeded" {
-					t.Errorf("the sync with the barrier ended %s for a promoted update", res.Operation)
-				}
+			if sc.Outcome != OutcomeAborted && res.Operation != "Succeeded" {
+				t.Errorf("the sync with the barrier ended %s for a promoted update", res.Operation)
 			}
 		})
 	}
+	// the same with Argo CD's built-in health checks only (argocd-cm as the chart renders it by default)
+	a.Stop()
+	if err := a.Install(""); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	broken := 0
+	for _, name := range LiveScenarios {
+		sc, _ := scenarioNamed(name)
+		t.Run("built-in/"+name, func(t *testing.T) {
+			res, _, err := RecordLive(env, a, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := brokenRules(sc, res)
+			broken += len(b)
+			t.Logf("built-in: live %v, operation %s, rules broken %v (replay with ours %v)", res.Live, res.Operation, b, replay[name])
+		})
+	}
+	t.Logf("with the built-ins, %d rules broken in %d scenarios", broken, len(LiveScenarios))
 }
 
 func scenarioNamed(name string) (Scenario, bool) {
