@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: reliability timelines-png all build dist test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
+.PHONY: reliability e2e-live timelines-png all build dist test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
@@ -166,6 +166,17 @@ reliability:
 	done
 	mv $(RELIABILITY_FUZZ_OUT).new $(RELIABILITY_FUZZ_OUT)
 	$(GO) test -count=1 -run TestReliabilityDoc ./internal/bench/reliabilitydoc/ -update
+
+# The live suite (e2e/recorder/live*.go, docs/why.md "Live"): Argo CD v3.6.1's own application controller
+# and repo-server (the program of module e2e/live/argocd, Go 1.27.3) on the same real API server as
+# Rollouts v1.10.2's controllers, syncing the scenarios' revisions from a git repository (the real `git`),
+# argocd-cm rendered by Helm from the vendored argo-helm chart with `generate --format helm`.
+E2E_ARGOCD ?= $(CURDIR)/bin/argocd-live
+e2e-live:
+	cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
+	cd e2e/live/argocd && $(E2E_GO127) $(GO) build -o $(E2E_ARGOCD) .
+	$(GO) build -o $(E2E_ANALYSIS_HEALTH) ./cmd/analysis-health
+	cd e2e/recorder/v1.10 && $(E2E_ENV) E2E_ARGOCD=$(E2E_ARGOCD) $(E2E_GO127) $(GO) test -count=1 -timeout 30m -tags 'rollouts_v1_10 e2e_live' -run 'TestLive' .
 
 # A sample of docs/timelines (the README's picture and the tallest of each version) rendered in headless
 # Chromium at GitHub's content width on its light and dark page background; fails if a picture is blank,

@@ -297,7 +297,16 @@ var ErrAnalysisStatusWrite = errors.New("the recorder may not write an AnalysisR
 var (
 	analysisWrite  = regexp.MustCompile(`/apis/argoproj\.io/v1alpha1/namespaces/[^/]+/(analysisruns|experiments)/[^/]+(/status)?$`)
 	analysisCreate = regexp.MustCompile(`/apis/argoproj\.io/v1alpha1/namespaces/[^/]+/(analysisruns|experiments)$`)
+	// Argo CD's Application CRD declares no status subresource either: the application controller
+	// writes status with an update or patch of the object, so a write of the object may carry status.
+	applicationWrite  = regexp.MustCompile(`/apis/argoproj\.io/v1alpha1/namespaces/[^/]+/applications/[^/]+(/status)?$`)
+	applicationCreate = regexp.MustCompile(`/apis/argoproj\.io/v1alpha1/namespaces/[^/]+/applications$`)
+	rolloutStatus     = regexp.MustCompile(`/apis/argoproj\.io/v1alpha1/namespaces/[^/]+/rollouts/[^/]+/status$`)
 )
+
+// ErrApplicationStatusWrite is what the recorder's clients return for a write of an Application's status,
+// or, in a live World, of a Rollout's: only Argo CD and the Rollouts controllers write those.
+var ErrApplicationStatusWrite = errors.New("the recorder may not write an Application's status, nor a live Rollout's")
 
 // userAction is the one write of an AnalysisRun or Experiment that a user makes: the merge patch of our
 // terminate actions (lua/argoproj.io/{AnalysisRun,Experiment}/actions/terminate), which is what Argo CD
@@ -312,9 +321,18 @@ type guardTransport struct {
 	rt      http.RoundTripper
 	refused *int
 	mu      *sync.Mutex
+	// live: the World's revisions come from Argo CD (Options.Delivery), its Rollout's status from the
+	// controllers alone
+	live bool
 }
 
 func (g guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := g.applicationGuard(r); err != nil {
+		g.mu.Lock()
+		*g.refused++
+		g.mu.Unlock()
+		return nil, err
+	}
 	refuse := false
 	switch {
 	case r.Method == http.MethodPost && analysisCreate.MatchString(r.URL.Path):
@@ -343,6 +361,31 @@ func (g guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Path, ErrAnalysisStatusWrite)
 	}
 	return g.rt.RoundTrip(r)
+}
+
+// applicationGuard refuses writes that could change an Application's status (an update, a create with a
+// status, a patch naming status) and, in a live World, any write of a Rollout's status subresource (the
+// user actions that patch it go through Argo CD in reality, which the live suite does not run).
+// Allowed: creating an Application, and merge patches of its metadata, spec and operation.
+func (g guardTransport) applicationGuard(r *http.Request) error {
+	refuse := false
+	switch {
+	case r.Method == http.MethodPost && applicationCreate.MatchString(r.URL.Path),
+		r.Method == http.MethodPatch && applicationWrite.MatchString(r.URL.Path) && !strings.HasSuffix(r.URL.Path, "/status"):
+		body, err := readBody(r)
+		if err != nil {
+			return err
+		}
+		var obj map[string]any
+		refuse = json.Unmarshal(body, &obj) != nil || carriesValue(obj["status"]) ||
+			(r.Method == http.MethodPatch && r.Header.Get("Content-Type") != string(types.MergePatchType))
+	case r.Method == http.MethodPut || r.Method == http.MethodPatch:
+		refuse = applicationWrite.MatchString(r.URL.Path) || (g.live && rolloutStatus.MatchString(r.URL.Path))
+	}
+	if refuse {
+		return fmt.Errorf("%s %s: %w", r.Method, r.URL.Path, ErrApplicationStatusWrite)
+	}
+	return nil
 }
 
 // carriesValue reports whether v holds anything but zero values.
@@ -391,8 +434,10 @@ func jsonEqual(raw []byte, want string) bool {
 }
 
 // guardedConfig is cfg with guardTransport.
-func guardedConfig(cfg *rest.Config, refused *int, mu *sync.Mutex) *rest.Config {
+func guardedConfig(cfg *rest.Config, refused *int, mu *sync.Mutex, live bool) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return guardTransport{rt: rt, refused: refused, mu: mu} })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return guardTransport{rt: rt, refused: refused, mu: mu, live: live}
+	})
 	return cfg
 }

@@ -15,7 +15,6 @@ type Answer struct {
 	Value  float64       // the measured value (JSON {"value": v}, or a one-sample Prometheus vector)
 	Status int           // HTTP status; 0 is 200
 	Delay  time.Duration // answer this late (longer than the metric's timeout: the provider gives up)
-	Empty  bool          // Prometheus: an empty vector
 }
 
 // OK, Bad and so on build answers; the templates succeed at >= 0.95 and fail below 0.8.
@@ -187,13 +186,10 @@ func (m *MetricsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Prometheus HTTP API, instant query, vector result
-	result := []any{}
-	if !a.Empty {
-		result = append(result, map[string]any{
-			"metric": map[string]string{"app": Name},
-			"value":  []any{1767225600, fmt.Sprint(a.Value)},
-		})
-	}
+	result := []any{map[string]any{
+		"metric": map[string]string{"app": Name},
+		"value":  []any{1767225600, fmt.Sprint(a.Value)},
+	}}
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"status": "success",
 		"data":   map[string]any{"resultType": "vector", "result": result},

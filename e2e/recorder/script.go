@@ -25,6 +25,8 @@ import (
 // a sequence of steps; Record turns the panic back into an error.
 type S struct {
 	w *World
+	// deployed is the Rollout as Deploy delivered it (what a Delivery releases the next revision from).
+	deployed *v1alpha1.Rollout
 }
 
 type scriptError struct{ err error }
@@ -66,7 +68,12 @@ func (s *S) Deploy(ro *v1alpha1.Rollout, extra ...runtime.Object) {
 		objs = append(objs, svc)
 	}
 	objs = append(objs, ro)
-	s.must(s.w.Create(objs...))
+	if d := s.w.opts.Delivery; d != nil {
+		s.deployed = ro.DeepCopy()
+		s.must(d.Deploy(s.w, objs))
+	} else {
+		s.must(s.w.Create(objs...))
+	}
 	s.Until("revision 1 Healthy", 30, func(ro *v1alpha1.Rollout) bool {
 		return ro.Status.Phase == v1alpha1.RolloutPhaseHealthy && ro.Status.StableRS != "" &&
 			ro.Status.StableRS == ro.Status.CurrentPodHash && ro.Status.ObservedGeneration == fmt.Sprint(ro.Generation)
@@ -82,18 +89,29 @@ func (s *S) Release() {
 
 // ReleaseWith is Release with further changes of the same apply.
 func (s *S) ReleaseWith(mutate func(*v1alpha1.Rollout)) {
-	s.must(s.w.UpdateSpec("Argo CD syncs the new Freight: image "+ImageV2, func(ro *v1alpha1.Rollout) {
+	event := "Argo CD syncs the new Freight: image " + ImageV2
+	release := func(ro *v1alpha1.Rollout) {
 		ro.Spec.Template.Spec.Containers[0].Image = ImageV2
 		if mutate != nil {
 			mutate(ro)
 		}
-	}))
+	}
+	if d := s.w.opts.Delivery; d != nil {
+		ro := s.deployed.DeepCopy()
+		release(ro)
+		s.must(d.Release(s.w, ro, event))
+	} else {
+		s.must(s.w.UpdateSpec(event, release))
+	}
 	s.must(s.w.StartRecording())
 }
 
 // ReleaseWorkload applies revision 2 to the Deployment a workloadRef Rollout references (Argo CD syncs
 // the Deployment; the Rollout object is not changed), and starts recording.
 func (s *S) ReleaseWorkload() {
+	if s.w.opts.Delivery != nil {
+		s.fail("%v: a workloadRef release writes the Deployment", ErrNoDelivery)
+	}
 	ctx := context.Background()
 	deps := s.w.c.Kube.AppsV1().Deployments(s.w.ns)
 	dep, err := deps.Get(ctx, Name, metav1.GetOptions{})
@@ -130,9 +148,6 @@ func (s *S) MetricsUp() {
 	s.must(s.w.Metrics().Up())
 	s.w.Event("metrics server listens again")
 }
-
-// W is the world the scenario runs in.
-func (s *S) W() *World { return s.w }
 
 // Tick runs one reconcile, after an optional action.
 func (s *S) Tick(action func()) {

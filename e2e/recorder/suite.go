@@ -12,6 +12,7 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
@@ -143,6 +144,47 @@ func RunGuard(t *testing.T, env *Env) {
 	}
 	if n := w.RefusedWrites(); n != len(attempts) {
 		t.Errorf("the terminate patch was counted as refused")
+	}
+	// nor may it write an Application's status (Argo CD's application controller writes it)
+	apps := w.c.Dynamic.Resource(ApplicationGVR).Namespace(ArgoCDNamespace)
+	app := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": "guard", "namespace": ArgoCDNamespace},
+		"status":   map[string]any{"health": map[string]any{"status": "Healthy"}}}}
+	appAttempts := map[string]error{}
+	_, appAttempts["Application created with a status"] = apps.Create(ctx, app, metav1.CreateOptions{})
+	_, appAttempts["Application Update"] = apps.Update(ctx, app, metav1.UpdateOptions{})
+	_, appAttempts["Application UpdateStatus"] = apps.UpdateStatus(ctx, app, metav1.UpdateOptions{})
+	_, appAttempts["Application merge patch of its status"] = apps.Patch(ctx, "guard", types.MergePatchType, []byte(`{"status":{"health":{"status":"Healthy"}}}`), metav1.PatchOptions{})
+	_, appAttempts["Application JSON patch of its status"] = apps.Patch(ctx, "guard", types.JSONPatchType, []byte(`[{"op":"replace","path":"/status/health/status","value":"Healthy"}]`), metav1.PatchOptions{})
+	for what, err := range appAttempts {
+		if !errors.Is(err, ErrApplicationStatusWrite) {
+			t.Errorf("%s by the recorder: %v, want %v", what, err, ErrApplicationStatusWrite)
+		}
+	}
+	if n := w.RefusedWrites(); n != len(attempts)+len(appAttempts) {
+		t.Errorf("%d refused writes counted, want %d", n, len(attempts)+len(appAttempts))
+	}
+	// a live World's Rollout status is the controllers' alone; the recorder's own World may patch it
+	// (the resource actions it stands in for)
+	if err := w.Create(CanaryRollout("", SetWeight(50))); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.PatchStatus("resume", `{"status":{"pauseConditions":null}}`); err != nil {
+		t.Errorf("the recorder's status action was refused: %v", err)
+	}
+	live, err := env.NewWorld(Options{Delivery: &GitDelivery{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	if err := live.Create(CanaryRollout("", SetWeight(50))); err != nil {
+		t.Fatal(err)
+	}
+	if err := live.PatchStatus("resume", `{"status":{"pauseConditions":null}}`); !errors.Is(err, ErrApplicationStatusWrite) {
+		t.Errorf("a live World's Rollout status patch: %v, want %v", err, ErrApplicationStatusWrite)
+	}
+	if n := live.RefusedWrites(); n != 1 {
+		t.Errorf("the live World counted %d refused writes, want 1", n)
 	}
 	// the guard is what refused: the same write through the controllers' clients goes through (the
 	// Rollouts CRDs give AnalysisRuns and Experiments no status subresource, so the analysis and
