@@ -47,6 +47,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/analysisruns"
 )
 
 // The rig of the reliability tests (reliability_test.go, docs/reliability.md): the API server program with
@@ -702,10 +704,8 @@ func midFrame(tl *Timeline) (int, error) {
 		if i == 0 {
 			continue
 		}
-		for _, ar := range f.AnalysisRuns {
-			phase, _, _ := unstructured.NestedString(ar, "status", "phase")
-			hash, _, _ := unstructured.NestedString(ar, "metadata", "labels", "rollouts-pod-template-hash")
-			if phase == string(v1alpha1.AnalysisPhaseRunning) && hash == tl.PodTemplateHash {
+		for _, r := range analysisruns.Of(f.Rollout, f.AnalysisRuns, f.Experiments, tl.PodTemplateHash).Runs {
+			if phase, _, _ := unstructured.NestedString(r.Object, "status", "phase"); phase == string(v1alpha1.AnalysisPhaseRunning) {
 				return i, nil
 			}
 		}

@@ -102,7 +102,7 @@ var selectsRuns = map[string]string{
 	"hooks/hooks.go":                        "labels Argo CD must not copy into a hook's AnalysisRun",
 	"internal/bench/worstcase/worstcase.go": "a benchmark object's labels",
 	"e2e/apiserver/main.go":                 "which Pods the simulated kubelet holds unready",
-	"e2e/recorder/harness.go":               "which Pods the simulated kubelet holds unready",
+	"e2e/recorder/harness_tick.go":          "which Pods the simulated kubelet holds unready",
 	"e2e/recorder/objects.go":               "a comment on Services' selectors",
 	"e2e/timeline/verdicts_test.go":         "builds test objects",
 	"verdict/verdict_test.go":               "builds test objects",
