@@ -2,6 +2,7 @@ package verdict_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -11,28 +12,40 @@ import (
 	"github.com/analysis-health/analysis-health/verdict"
 )
 
+// judgeMutated judges the Rollout and runs of base, mutated by a mutator drawn from r, and fails t unless
+// Judge succeeds with one of the phases and a JSON value.
+func judgeMutated(t *testing.T, what string, base verdict.Objects, r *rand.Rand) (verdict.Objects, verdict.Verdict) {
+	t.Helper()
+	m := mutate.FromRand(r)
+	m.Strings = []string{"Successful", "Failed", "Running", "Healthy", "Degraded", "849565ffcd", "Rollout", "checkout", "Step"}
+	objs := verdict.Objects{Rollout: m.Object(mutate.DeepCopy(base.Rollout).(map[string]any))}
+	for _, ar := range base.AnalysisRuns {
+		objs.AnalysisRuns = append(objs.AnalysisRuns, m.Object(mutate.DeepCopy(ar).(map[string]any)))
+	}
+	v, err := verdict.Judge(objs, verdict.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	switch v.Phase {
+	case verdict.Running, verdict.Successful, verdict.Failed, verdict.Inconclusive, verdict.Error:
+	default:
+		t.Fatalf("%s: phase %q", what, v.Phase)
+	}
+	if !json.Valid([]byte(v.Value)) {
+		t.Fatalf("%s: %q %s", what, v.Phase, v.Value)
+	}
+	return objs, v
+}
+
 // Retyped and missing fields anywhere in the Rollout and its runs (metadata included: the plugin reads
 // labels and owner references itself) never make Judge panic or fail; the verdict is always one of the
 // phases and the value JSON.
 func TestMutatedObjects(t *testing.T) {
-	phases := map[string]bool{verdict.Running: true, verdict.Successful: true, verdict.Failed: true, verdict.Inconclusive: true, verdict.Error: true}
 	for _, name := range []string{"step-running", "step-successful", "step-failed", "step-inconclusive"} {
 		base := fixture(t, name)
 		r := rand.New(rand.NewSource(int64(len(name))))
 		for i := 0; i < 60; i++ {
-			m := mutate.FromRand(r)
-			m.Strings = []string{"Successful", "Failed", "Running", "Healthy", "Degraded", "849565ffcd", "Rollout", "checkout", "Step"}
-			objs := verdict.Objects{Rollout: m.Object(mutate.DeepCopy(base.Rollout).(map[string]any))}
-			for _, ar := range base.AnalysisRuns {
-				objs.AnalysisRuns = append(objs.AnalysisRuns, m.Object(mutate.DeepCopy(ar).(map[string]any)))
-			}
-			v, err := verdict.Judge(objs, verdict.Options{})
-			if err != nil {
-				t.Fatalf("%s #%d: %v", name, i, err)
-			}
-			if !phases[v.Phase] || !json.Valid([]byte(v.Value)) {
-				t.Fatalf("%s #%d: %q %s", name, i, v.Phase, v.Value)
-			}
+			judgeMutated(t, fmt.Sprintf("%s #%d", name, i), base, r)
 		}
 	}
 }
@@ -53,23 +66,10 @@ func FuzzMutatedObjects(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	phases := map[string]bool{verdict.Running: true, verdict.Successful: true, verdict.Failed: true, verdict.Inconclusive: true, verdict.Error: true}
 	f.Fuzz(func(t *testing.T, seed int64, which uint8) {
 		name := names[int(which)%len(names)]
 		base := bases[name]
-		m := mutate.FromRand(rand.New(rand.NewSource(seed)))
-		m.Strings = []string{"Successful", "Failed", "Running", "Healthy", "Degraded", "849565ffcd", "Rollout", "checkout", "Step"}
-		objs := verdict.Objects{Rollout: m.Object(mutate.DeepCopy(base.Rollout).(map[string]any))}
-		for _, ar := range base.AnalysisRuns {
-			objs.AnalysisRuns = append(objs.AnalysisRuns, m.Object(mutate.DeepCopy(ar).(map[string]any)))
-		}
-		v, err := verdict.Judge(objs, verdict.Options{})
-		if err != nil {
-			t.Fatalf("%s seed %d: %v", name, seed, err)
-		}
-		if !phases[v.Phase] || !json.Valid([]byte(v.Value)) {
-			t.Fatalf("%s seed %d: %q %s", name, seed, v.Phase, v.Value)
-		}
+		objs, v := judgeMutated(t, fmt.Sprintf("%s seed %d", name, seed), base, rand.New(rand.NewSource(seed)))
 		if v.Phase != verdict.Successful {
 			return
 		}
