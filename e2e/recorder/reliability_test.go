@@ -120,6 +120,20 @@ type measStep struct {
 	Pinned  string `json:"pinned,omitempty"`
 }
 
+// finish records what the controller stored for the verification, which must hold no Successful
+// measurement (when: before what), and lets it end with the scenario's last frame, as the scenario declares.
+func (res *faultResult) finish(t *testing.T, r *rig, s started, tl *Timeline, when string) {
+	t.Helper()
+	res.Written = r.written(s.key, s.at)
+	if anySuccessful(res.Written) {
+		t.Errorf("Successful %s: %+v", when, res.Written)
+	}
+	res.Final = finish(t, r, s, tl)
+	if res.Final != tl.Verification {
+		t.Errorf("the verification ended %s, the scenario's is %s", res.Final, tl.Verification)
+	}
+}
+
 type faultResult struct {
 	Fault    string `json:"fault"`
 	Expected string `json:"expected"`
@@ -268,14 +282,7 @@ func faultAPISlow(t *testing.T, r *rig, tl *Timeline) faultResult {
 	waitMeasurement(t, r, s, 30*time.Second, "Running again", func(m *v1alpha1.Measurement) bool {
 		return m.Phase == v1alpha1.AnalysisPhaseRunning && m.Metadata["revision"] == tl.PodTemplateHash
 	})
-	res.Written = r.written(s.key, s.at)
-	if anySuccessful(res.Written) {
-		t.Errorf("Successful on the analysis in flight: %+v", res.Written)
-	}
-	res.Final = finish(t, r, s, tl)
-	if res.Final != tl.Verification {
-		t.Errorf("the verification ended %s, the scenario's is %s", res.Final, tl.Verification)
-	}
+	res.finish(t, r, s, tl, "on the analysis in flight")
 	return res
 }
 
@@ -307,14 +314,7 @@ func faultPluginKilled(t *testing.T, r *rig, tl *Timeline) faultResult {
 	if m.Phase != v1alpha1.AnalysisPhaseRunning || m.Metadata["revision"] != tl.PodTemplateHash {
 		t.Errorf("after the kill: %s %q pinned %q, want the verification Running on %s", m.Phase, m.Message, m.Metadata["revision"], tl.PodTemplateHash)
 	}
-	res.Written = r.written(s.key, s.at)
-	if anySuccessful(res.Written) {
-		t.Errorf("Successful before a judgement: %+v", res.Written)
-	}
-	res.Final = finish(t, r, s, tl)
-	if res.Final != tl.Verification {
-		t.Errorf("the verification ended %s, the scenario's is %s", res.Final, tl.Verification)
-	}
+	res.finish(t, r, s, tl, "before a judgement")
 	return res
 }
 
@@ -413,14 +413,7 @@ func faultAPIServerRestarted(t *testing.T, r *rig, tl *Timeline) faultResult {
 	if m.Phase != v1alpha1.AnalysisPhaseRunning || m.Metadata["revision"] != tl.PodTemplateHash {
 		t.Errorf("after the restart: %s pinned %q, want Running pinned %s (the analysis is still in flight)", m.Phase, m.Metadata["revision"], tl.PodTemplateHash)
 	}
-	res.Written = r.written(s.key, s.at)
-	if anySuccessful(res.Written) {
-		t.Errorf("Successful before the analysis passed: %+v", res.Written)
-	}
-	res.Final = finish(t, r, s, tl)
-	if res.Final != tl.Verification {
-		t.Errorf("the verification ended %s, the scenario's is %s", res.Final, tl.Verification)
-	}
+	res.finish(t, r, s, tl, "before the analysis passed")
 	return res
 }
 
