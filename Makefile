@@ -27,7 +27,7 @@ export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
 # The full suite: the main module (engine, scripts, CLI, generator, Argo CD v2.14 and Argo Rollouts
 # conformance), the Argo CD v3.2 and v3.6 conformance modules, and the Argo Rollouts v1.10.2 corpus.
-test: skips-reset test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream e2e
+test: skips-reset test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream e2e e2e-live
 	@$(MAKE) --no-print-directory skips-summary
 
 skips-reset:
