@@ -175,8 +175,10 @@ E2E_ARGOCD ?= $(CURDIR)/bin/argocd-live
 e2e-live:
 	cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
 	cd e2e/live/argocd && $(E2E_GO127) $(GO) build -o $(E2E_ARGOCD) .
+	$(GO) build -o $(E2E_PLUGIN) ./cmd/rollouts-plugin-metric-analysis-health
 	$(GO) build -o $(E2E_ANALYSIS_HEALTH) ./cmd/analysis-health
-	cd e2e/recorder/v1.10 && $(E2E_ENV) E2E_ARGOCD=$(E2E_ARGOCD) $(E2E_GO127) $(GO) test -count=1 -timeout 30m -tags 'rollouts_v1_10 e2e_live' -run 'TestLive' .
+	cd e2e/recorder/v1.10 && $(E2E_ENV) E2E_ARGOCD=$(E2E_ARGOCD) $(E2E_GO127) $(GO) test -count=1 -timeout 30m -tags 'rollouts_v1_10 e2e_live' -run 'TestLive' . $(E2E_UPDATE)
+	$(GO) test -count=1 ./e2e/ -run 'TestLiveDoc' $(E2E_UPDATE)
 
 # A sample of docs/timelines (the README's picture and the tallest of each version) rendered in headless
 # Chromium at GitHub's content width on its light and dark page background; fails if a picture is blank,

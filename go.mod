@@ -42,6 +42,7 @@ require (
 	github.com/NYTimes/gziphandler v1.1.1 // indirect
 	github.com/ProtonMail/go-crypto v1.1.5 // indirect
 	github.com/analysis-health/analysis-health/analysisruns v0.0.0
+	github.com/analysis-health/analysis-health/e2e/kargo/stage v0.0.0
 	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect
 	github.com/argoproj/pkg v0.13.7-0.20230626144333-d56162821bd1 // indirect
 	github.com/asaskevich/govalidator v0.0.0-20230301143203-a9d515a09cc2 // indirect
@@ -254,3 +255,5 @@ replace (
 )
 
 replace github.com/analysis-health/analysis-health/analysisruns => ./analysisruns
+
+replace github.com/analysis-health/analysis-health/e2e/kargo/stage => ./e2e/kargo/stage

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/analysis-health/analysis-health/e2e/kargo"
+	"github.com/analysis-health/analysis-health/e2e/kargo/stage"
 	"github.com/analysis-health/analysis-health/e2e/timeline"
 )
 
@@ -52,7 +53,7 @@ func knownLimits(key string) []string {
 type result struct {
 	app      []*v1alpha1.HealthStatus // Application health per frame (CompareAppState)
 	rollout  []*health.HealthStatus   // the Rollout's own health per frame (resource tree)
-	stage    []kargo.Health
+	stage    []stage.Health
 	verified int      // frame at which Kargo verifies the Freight, -1 never
 	problems []string // where Kargo's verdict and the analysis verdict disagree
 	// promotion is the Kargo Promotion's outcome when the sync carries the PostSync barrier
@@ -75,7 +76,7 @@ func evaluate(t *testing.T, tl *timeline.Timeline, oursCD, builtinCD *argoCD) *e
 
 func (e *evaluation) run(t *testing.T, cd *argoCD) result {
 	r := result{}
-	st := kargo.NewStage()
+	st := stage.New()
 	for i := range e.tl.Frames {
 		f := &e.tl.Frames[i]
 		app := cd.appHealth(t, f)
@@ -221,6 +222,11 @@ const (
 
 // checkDoc requires the generated block of the document to equal the report; with -update it rewrites it.
 func checkDoc(t *testing.T, path, report string) {
+	checkBlock(t, path, beginMarker, endMarker, report)
+}
+
+// checkBlock holds the text between begin and end in path to report (rewriting it with -update).
+func checkBlock(t *testing.T, path, beginMarker, endMarker, report string) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -242,5 +248,5 @@ func checkDoc(t *testing.T, path, report string) {
 		}
 		return
 	}
-	t.Errorf("%s is out of date with what the e2e test computes; run make e2e UPDATE=1 and review the diff", path)
+	t.Errorf("%s is out of date with what the e2e test computes; run make e2e UPDATE=1 (make e2e-live UPDATE=1 for the Live section) and review the diff", path)
 }

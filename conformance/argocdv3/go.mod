@@ -23,6 +23,7 @@ require (
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.1.6 // indirect
 	github.com/analysis-health/analysis-health/analysisruns v0.0.0 // indirect
+	github.com/analysis-health/analysis-health/e2e/kargo/stage v0.0.0 // indirect
 	github.com/argoproj/gitops-engine v0.7.1-0.20260512161450-ff8d2f5207dc // indirect
 	github.com/argoproj/pkg v0.13.7-0.20230626144333-d56162821bd1 // indirect
 	github.com/argoproj/pkg/v2 v2.0.1 // indirect
@@ -216,3 +217,5 @@ replace (
 )
 
 replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns
+
+replace github.com/analysis-health/analysis-health/e2e/kargo/stage => ../../e2e/kargo/stage

@@ -125,3 +125,5 @@ replace (
 )
 
 replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns
+
+replace github.com/analysis-health/analysis-health/e2e/kargo/stage => ../../e2e/kargo/stage

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/analysis-health/analysis-health/e2e/kargo"
+	"github.com/analysis-health/analysis-health/e2e/kargo/stage"
 	"github.com/analysis-health/analysis-health/e2e/timeline"
 	"github.com/analysis-health/analysis-health/engine"
 )
@@ -54,10 +55,10 @@ func E2EReplay(t *testing.T, r Release, isWorse func(current, next string) bool)
 		for _, tl := range timelines {
 			vs := tl.AllVerdicts()
 			apps := map[string][]string{}
-			stages := map[string]*kargo.Stage{}
+			stages := map[string]*stage.Stage{}
 			var oursRollout []string
 			for name, argo := range installs {
-				stages[name] = kargo.NewStage()
+				stages[name] = stage.New()
 				for i := range tl.Frames {
 					hs, err := argo.ResourceHealth(tl.Frames[i].RolloutObject().Object)
 					if err != nil {

@@ -9,6 +9,7 @@ require (
 
 require (
 	github.com/analysis-health/analysis-health/analysisruns v0.0.0 // indirect
+	github.com/analysis-health/analysis-health/e2e/kargo/stage v0.0.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.7.0 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
@@ -33,3 +34,5 @@ require (
 replace github.com/analysis-health/analysis-health => ../..
 
 replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns
+
+replace github.com/analysis-health/analysis-health/e2e/kargo/stage => ../../e2e/kargo/stage

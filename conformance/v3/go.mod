@@ -12,6 +12,7 @@ require (
 
 require (
 	github.com/analysis-health/analysis-health/analysisruns v0.0.0 // indirect
+	github.com/analysis-health/analysis-health/e2e/kargo/stage v0.0.0 // indirect
 	k8s.io/api v0.34.0 // indirect
 	k8s.io/client-go v0.34.0 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
@@ -220,5 +221,7 @@ replace (
 )
 
 replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns
+
+replace github.com/analysis-health/analysis-health/e2e/kargo/stage => ../../e2e/kargo/stage
 
 replace github.com/analysis-health/analysis-health/conformance/argocdv3 => ../argocdv3

@@ -28,6 +28,7 @@ require (
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/ProtonMail/go-crypto v1.4.1 // indirect
 	github.com/analysis-health/analysis-health/analysisruns v0.0.0 // indirect
+	github.com/analysis-health/analysis-health/e2e/kargo/stage v0.0.0 // indirect
 	github.com/argoproj/pkg/v2 v2.0.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/blang/semver/v4 v4.0.0 // indirect
@@ -239,5 +240,7 @@ replace (
 )
 
 replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns
+
+replace github.com/analysis-health/analysis-health/e2e/kargo/stage => ../../e2e/kargo/stage
 
 replace github.com/analysis-health/analysis-health/conformance/argocdv3 => ../argocdv3

@@ -1,6 +1,6 @@
-// Package kargo is Kargo's Stage health and Freight verification rules, as far as the e2e proof needs
-// them, and the check of Kargo's view of a recorded timeline against its analysis verdicts (package
-// timeline). Re-implemented from Kargo v1.11.2 (github.com/akuity/kargo; summarised with file and
+// Package kargo checks Kargo's view of a recorded timeline against its analysis verdicts (package
+// timeline), with Kargo's Stage rules from package stage (a module of its own, which the live suite's
+// Kargo driver shares). Re-implemented from Kargo v1.11.2 (github.com/akuity/kargo; summarised with file and
 // function names in the project's shared/reference/kargo.md §1–§2): Kargo is not a Go module we can import, and
 // its module could not share a build with Argo CD v2.14 anyway. Application health comes in as Argo CD's
 // status string, so e2e (Argo CD v2.14) and conformance/v36 (v3.6.1) feed it from their own Argo CD.
@@ -10,66 +10,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/analysis-health/analysis-health/e2e/kargo/stage"
 	"github.com/analysis-health/analysis-health/e2e/timeline"
 )
-
-// Health is Kargo's HealthState (api/v1alpha1/stage_types.go), the states the argocd-update check reaches
-// under the assumptions of ForAppHealth.
-type Health string
-
-const (
-	Healthy     Health = "Healthy"
-	Progressing Health = "Progressing"
-	Unhealthy   Health = "Unhealthy"
-)
-
-// ForAppHealth maps an Argo CD Application's health status to the Stage health its argocd-update health
-// check reports: pkg/health/checker/builtin/argocd.go stageHealthForAppHealth —
-// Healthy → Healthy; Progressing and "" → Progressing; Suspended → Progressing ("a suspended Application
-// is considered progressing until the suspension is lifted", since v0.8.0, PR #2243); Degraded, Missing,
-// Unknown and anything else → Unhealthy.
-//
-// It assumes what the recorded scenarios have: the Promotion that synced the new Freight Succeeded (an
-// argocd-update step without PostSync hooks or waves returns right after the apply), the Application's
-// desired revision is synced, it carries no ComparisonError/InvalidSpecError condition, and Argo CD has
-// reconciled since the sync (getApplicationHealth's earlier checks, which would only report Unknown).
-func ForAppHealth(status string) Health {
-	switch status {
-	case "Healthy":
-		return Healthy
-	case "Progressing", "", "Suspended":
-		return Progressing
-	default:
-		return Unhealthy
-	}
-}
-
-// Stage follows one Stage through the frames of a timeline: the Freight being delivered is verified at
-// the first assessment that finds the Stage Healthy (pkg/controller/stages/regular_stages.go:
-// verifyStageFreight skips verification unless status.health is Healthy; with no spec.verification it
-// records a Successful VerificationInfo at once; markFreightVerifiedForStage then writes the Stage into
-// the Freight's status.verifiedIn, again only while the Stage is Healthy). Nothing ever removes it from
-// verifiedIn again, however unhealthy the Stage becomes.
-//
-// Kargo assesses Stage health on every change of the Application's health status (event_handlers.go
-// appHealthOrSyncStatusChanged) and every 5 minutes, so every recorded frame whose App health differs
-// from the previous one is assessed; we assess every frame.
-type Stage struct {
-	Health   []Health // per assessed frame
-	Verified int      // frame of verification, -1 while not verified
-}
-
-func NewStage() *Stage { return &Stage{Verified: -1} }
-
-// Assess records the Stage health assessment of the next frame, given the Application's health status.
-func (s *Stage) Assess(appHealth string) Health {
-	h := ForAppHealth(appHealth)
-	if h == Healthy && s.Verified < 0 {
-		s.Verified = len(s.Health)
-	}
-	s.Health = append(s.Health, h)
-	return h
-}
 
 // Promotion is the Kargo Promotion's outcome when the sync carries the PostSync barrier hook: Phase
 // Succeeded, Errored or Running, decided at Frame.
@@ -89,7 +32,7 @@ type Promotion struct {
 //     analysis passed, the Freight is verified.
 //
 // Consecutive frames breaking a rule with the same runs are one problem.
-func Problems(tl *timeline.Timeline, vs []timeline.Verdicts, s *Stage, p *Promotion) []string {
+func Problems(tl *timeline.Timeline, vs []timeline.Verdicts, s *stage.Stage, p *Promotion) []string {
 	if len(vs) != len(tl.Frames) || len(s.Health) != len(tl.Frames) {
 		return []string{fmt.Sprintf("%d frames, %d verdicts, %d Stage assessments", len(tl.Frames), len(vs), len(s.Health))}
 	}
@@ -99,13 +42,13 @@ func Problems(tl *timeline.Timeline, vs []timeline.Verdicts, s *Stage, p *Promot
 		out = append(out, fmt.Sprintf("verified at frame %d (%s) although not every analysis passed (%s)", v, tl.Offset(v), strings.Join(why, ", ")))
 	}
 	out = append(out, ranges(tl, func(i int) (bool, string) {
-		if len(vs[i].Failed) == 0 || s.Health[i] == Unhealthy {
+		if len(vs[i].Failed) == 0 || s.Health[i] == stage.Unhealthy {
 			return false, ""
 		}
 		return true, fmt.Sprintf("Stage %s, not Unhealthy, at %%s while %s", s.Health[i], strings.Join(vs[i].Failed, ", "))
 	})...)
 	out = append(out, ranges(tl, func(i int) (bool, string) {
-		if len(vs[i].Incon) == 0 || s.Health[i] != Healthy {
+		if len(vs[i].Incon) == 0 || s.Health[i] != stage.Healthy {
 			return false, ""
 		}
 		return true, fmt.Sprintf("Stage Healthy at %%s while %s", strings.Join(vs[i].Incon, ", "))

@@ -5,44 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/analysis-health/analysis-health/e2e/kargo/stage"
 	"github.com/analysis-health/analysis-health/e2e/timeline"
 )
-
-func TestForAppHealth(t *testing.T) {
-	for app, want := range map[string]Health{
-		"Healthy": Healthy, "Progressing": Progressing, "": Progressing, "Suspended": Progressing,
-		"Degraded": Unhealthy, "Missing": Unhealthy, "Unknown": Unhealthy, "Something": Unhealthy,
-	} {
-		if got := ForAppHealth(app); got != want {
-			t.Errorf("ForAppHealth(%q) = %s, want %s", app, got, want)
-		}
-	}
-}
-
-func TestStage(t *testing.T) {
-	cases := []struct {
-		app          []string
-		wantVerified int
-	}{
-		{[]string{"Progressing", "Suspended", "Degraded"}, -1},
-		{[]string{"Progressing", "Healthy", "Degraded", "Healthy"}, 1}, // verified once, never revoked
-		{[]string{"Healthy"}, 0},
-		{nil, -1},
-	}
-	for _, c := range cases {
-		s := NewStage()
-		var want []Health
-		for _, a := range c.app {
-			if h := s.Assess(a); h != ForAppHealth(a) {
-				t.Errorf("%q: Assess(%q) = %s", c.app, a, h)
-			}
-			want = append(want, ForAppHealth(a))
-		}
-		if s.Verified != c.wantVerified || !reflect.DeepEqual(s.Health, want) {
-			t.Errorf("%q: verified %d, health %q; want %d, %q", c.app, s.Verified, s.Health, c.wantVerified, want)
-		}
-	}
-}
 
 func TestProblems(t *testing.T) {
 	passed := timeline.Verdicts{AllPassed: true}
@@ -103,7 +68,7 @@ func TestProblems(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tl := &timeline.Timeline{Outcome: c.outcome}
-			s := NewStage()
+			s := stage.New()
 			for i, a := range c.app {
 				tl.Frames = append(tl.Frames, timeline.Frame{Time: t0.Add(time.Duration(i) * 10 * time.Second).Format(time.RFC3339)})
 				s.Assess(a)

@@ -30,6 +30,7 @@ require (
 	github.com/ProtonMail/go-crypto v0.0.0-20230217124315-7d5c6f04bbb8 // indirect
 	github.com/RocketChat/Rocket.Chat.Go.SDK v0.0.0-20220708192748-b73dcb041214 // indirect
 	github.com/analysis-health/analysis-health/analysisruns v0.0.0
+	github.com/analysis-health/analysis-health/e2e/kargo/stage v0.0.0
 	github.com/antlr/antlr4/runtime/Go/antlr/v4 v4.0.0-20230305170008-8188dc5388df // indirect
 	github.com/antonmedv/expr v1.15.5 // indirect
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
@@ -250,3 +251,5 @@ replace (
 )
 
 replace github.com/analysis-health/analysis-health/analysisruns => ../../analysisruns
+
+replace github.com/analysis-health/analysis-health/e2e/kargo/stage => ../../e2e/kargo/stage

@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/e2e/kargo/stage"
 )
 
 // The live suite: Argo CD v3.6.1's own application controller and repo-server (the program of
@@ -193,6 +195,8 @@ type GitDelivery struct {
 	// Operations are the phases the sync operations ended in, in order (Deploy's, then Release's).
 	Operations []string
 	releaseSHA string
+	// kargo, if set, is told when the release's Promotion starts.
+	kargo *kargoDriver
 }
 
 // AppName is the Application of the World.
@@ -307,7 +311,7 @@ func (g *GitDelivery) Deploy(w *World, objs []runtime.Object) error {
 		return err
 	}
 	go g.collectHooks(w)
-	if err := g.argocdUpdate(sha); err != nil {
+	if err := g.argocdUpdate("live."+w.ns+".deploy", sha); err != nil {
 		return err
 	}
 	// the sync's apply, seen on every object (the controllers' first reconcile must find the templates,
@@ -355,8 +359,11 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 		return err
 	}
 	g.releaseSHA = sha
-	if err := g.argocdUpdate(sha); err != nil {
+	if err := g.argocdUpdate(promotionName(w.ns), sha); err != nil {
 		return err
+	}
+	if g.kargo != nil {
+		g.kargo.startPromotion(w, sha)
 	}
 	ctx := context.Background()
 	want := ro.Spec.Template.Spec.Containers
@@ -397,10 +404,10 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 // argocdUpdate is Kargo's argocd-update step starting a sync (pkg/promotion/runner/builtin/
 // argocd_updater.go syncApplication): the desired revision into the Application's source, and an
 // operation syncing it, with Kargo's info; the operation's outcome is waited for by waitOperation.
-func (g *GitDelivery) argocdUpdate(sha string) error {
+func (g *GitDelivery) argocdUpdate(promotion, sha string) error {
 	patch := fmt.Sprintf(`{"spec":{"source":{"targetRevision":%q}},"operation":{"initiatedBy":{"username":"kargo"},`+
-		`"info":[{"name":"Reason","value":"Promotion triggered a sync of this Application resource."}],`+
-		`"sync":{"revision":%q}}}`, sha, sha)
+		`"info":[{"name":"Reason","value":"Promotion triggered a sync of this Application resource."},{"name":%q,"value":%q}],`+
+		`"sync":{"revision":%q}}}`, sha, stage.PromotionInfoKey, promotion, sha)
 	_, err := g.dyn.Resource(ApplicationGVR).Namespace(ArgoCDNamespace).Patch(context.Background(), g.app, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	return err
 }
@@ -587,3 +594,17 @@ func (g *GitDelivery) Finish(w *World) {
 
 // ErrNoDelivery is returned by a live scenario that needs the recorder's own writes.
 var ErrNoDelivery = errors.New("the scenario cannot be delivered through git")
+
+// RunAction runs Argo CD's resource action on the Rollout in the Argo CD program (`argocd-live action`:
+// the action's Lua from the installed argocd-cm or the built-ins, and the server's patch), as a user's
+// `argocd app actions run` reaches argocd-server: the Rollout's status is written by Argo CD, not by the
+// recorder, whose clients refuse that write in the live suite.
+func (g *GitDelivery) RunAction(w *World, action, event string) error {
+	out, err := exec.Command(g.Argo.bin, "action", "-kubeconfig", g.Argo.cluster.Kubeconfig, "-namespace", ArgoCDNamespace,
+		"-resource", "argoproj.io/v1alpha1/rollouts", "-resource-namespace", w.ns, "-name", Name, "-action", action).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("argocd-live action %s: %v\n%s", action, err, out)
+	}
+	w.Event("%s, through Argo CD (argocd-live action)", event)
+	return nil
+}

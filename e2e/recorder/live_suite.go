@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -8,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,37 +20,92 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// LiveScenarios are the scenarios the live suite runs: those whose revisions a git repository can deliver
-// and that need no user action on the Rollout's status (resume, retry, abort, promote), which in reality
-// go through Argo CD's API server, not part of the live suite.
-var LiveScenarios = []string{
-	"canary-step-successful",
-	"canary-step-failed",
-	"canary-step-error",
-	"canary-background-promoted-while-running",
-	"canary-background-failed-during-pause",
-	"canary-progress-deadline-abort",
-	"canary-experiment-failed",
-	"bluegreen-prepromotion-failed",
-	"bluegreen-postpromotion-failed",
+// LiveScenario is a scenario the live suite runs, with what it declares Argo CD and Kargo end in.
+type LiveScenario struct {
+	Name string `json:"name"`
+	// Health is the Application's health from the release on, collapsed to changes: the replay's too.
+	Health []string `json:"health"`
+	// Promotion is the release's Promotion phase (its argocd-update step syncs with the PostSync barrier);
+	// Stage the Stage's health at the end; Verification the phase of the Stage's verification run (our
+	// generated template and plugin) or "not started"; Verified whether the Freight is verified.
+	Promotion    string `json:"promotion"`
+	Stage        string `json:"stage"`
+	Verification string `json:"verification"`
+	Verified     bool   `json:"verified"`
+}
+
+var (
+	promotedSteps = []string{"Progressing", "Suspended", "Progressing", "Healthy"}
+	degraded      = []string{"Progressing", "Degraded"}
+)
+
+// failed is a scenario whose update the controller aborts: the barrier's sync fails on the Degraded
+// Rollout, so the Promotion Errors, and Kargo assesses no health after a Promotion that did not succeed.
+func failed(name string) LiveScenario {
+	return LiveScenario{Name: name, Health: degraded, Promotion: "Errored", Stage: "Unknown", Verification: notStarted}
+}
+
+// LiveScenarios are the scenarios the live suite runs: those whose revisions a git repository delivers
+// and whose users act through Argo CD's resource actions.
+var LiveScenarios = []LiveScenario{
+	{Name: "canary-step-successful", Health: promotedSteps, Promotion: "Succeeded", Stage: "Healthy", Verification: "Successful", Verified: true},
+	failed("canary-step-failed"),
+	failed("canary-step-error"),
+	{Name: "canary-step-inconclusive-resumed", Health: []string{"Progressing", "Suspended", "Progressing", "Suspended", "Progressing", "Healthy"},
+		Promotion: "Succeeded", Stage: "Healthy", Verification: "Successful", Verified: true},
+	{Name: "canary-background-promoted-while-running", Health: []string{"Progressing", "Healthy"}, Promotion: "Succeeded", Stage: "Healthy",
+		Verification: "Successful", Verified: true},
+	failed("canary-background-failed-during-pause"),
+	failed("canary-progress-deadline-abort"),
+	failed("canary-experiment-failed"),
+	failed("bluegreen-prepromotion-failed"),
+	failed("bluegreen-postpromotion-failed"),
+	// the retry comes after the barrier's sync failed: the Promotion has Errored, and Kargo needs a new
+	// one before it assesses the Stage again (shared/reference/kargo.md §3)
+	{Name: "canary-retry-after-abort", Health: []string{"Progressing", "Degraded", "Progressing", "Suspended", "Progressing", "Healthy"},
+		Promotion: "Errored", Stage: "Unknown", Verification: notStarted},
 }
 
 // LiveResult is one scenario run live.
 type LiveResult struct {
-	Scenario string
+	Scenario string `json:"scenario"`
 	// Install is "ours" (argocd-cm with our scripts) or "built-in".
-	Install string
-	// Live is the Application's health from the release on, collapsed to changes, as the watch saw it.
-	Live []string
-	// Replay is the same from the committed Rollout health of the replay (TimelineDir's scenario through
-	// Argo CD v2.14's CompareAppState, which conformance/v36 TestE2EReplayArgoCDv36 holds v3.6.1 to),
-	// collapsed; only for ours.
-	Replay []string
+	Install string `json:"install"`
+	// Health is the Application's health from the release on, collapsed to changes, as the watch saw it.
+	Health []string `json:"health"`
+	// Replay is the same from the committed Rollout health of the replay, collapsed (ours only).
+	Replay []string `json:"replay,omitempty"`
 	// Operation is the phase the release's sync operation (with the PostSync barrier) ended in, or
 	// "Running" if it had not ended when the scenario did.
-	Operation string
-	// OperationMessage is the operation's message when it had not ended.
-	OperationMessage string
+	Operation string `json:"operation"`
+	// Promotion, PromotionMessage: the release's Promotion as Kargo's argocd-update leaves it.
+	Promotion        string `json:"promotion"`
+	PromotionMessage string `json:"promotionMessage,omitempty"`
+	// PromotionSeconds is how long the Promotion ran on the World's clock, the Rollouts controllers'
+	// (Kargo's timeout runs on the real clock, on which a live scenario takes seconds).
+	PromotionSeconds int `json:"promotionSeconds"`
+	// Stage is the Stage's health, collapsed to changes, from the release on; StageMessage its last issue.
+	Stage        []string `json:"stage"`
+	StageMessage string   `json:"stageMessage,omitempty"`
+	// Verification is the verification run's phases, collapsed, or "not started".
+	Verification []string `json:"verification"`
+	Verified     bool     `json:"verified"`
+	// Violations are the rules Kargo's verdict broke against the analysis verdict.
+	Violations []string `json:"violations,omitempty"`
+}
+
+func (r *LiveResult) finalVerification() string {
+	if len(r.Verification) == 0 {
+		return notStarted
+	}
+	return r.Verification[len(r.Verification)-1]
+}
+
+func (r *LiveResult) finalStage() string {
+	if len(r.Stage) == 0 {
+		return ""
+	}
+	return r.Stage[len(r.Stage)-1]
 }
 
 // replayHealth reads the committed per-frame Rollout health of this build's Rollouts version and
@@ -134,18 +193,25 @@ func StartLive(env *Env, ours bool) (*ArgoCD, error) {
 	return a, nil
 }
 
-// RecordLive runs one scenario with its revisions delivered through git and Argo CD, and returns what
-// Argo CD showed. Record's own checks (the outcome, the analysis verdict, no refused write) apply.
-func RecordLive(env *Env, a *ArgoCD, sc Scenario) (*LiveResult, *Timeline, error) {
-	cli, err := cliBinary()
-	if err != nil {
-		return nil, nil, err
-	}
-	d := &GitDelivery{Argo: a, CLI: cli}
+// RecordLive runs one scenario with its revisions delivered through git and Argo CD, its release promoted
+// by the Kargo driver and verified with our plugin (config: argo-rollouts-config loading it), and returns
+// what Argo CD and Kargo showed. Record's own checks (the outcome, the analysis verdict, no refused write)
+// apply.
+func RecordLive(env *Env, a *ArgoCD, sc Scenario, bins pluginBinaries, config map[string]string) (*LiveResult, error) {
+	d := &GitDelivery{Argo: a, CLI: bins.cli}
+	k := &kargoDriver{d: d, bins: bins}
+	d.kargo = k
 	sc.Options.Delivery = d
+	sc.Options.RolloutsConfig = config
+	// the plugin runs on the real clock (its resumeAt is real time + pollInterval): the World's clock
+	// starts an hour ahead of it, as in the plugin proof
+	sc.Options.Epoch = time.Now().UTC().Truncate(time.Second).Add(time.Hour)
 	after := sc.Options.AfterTick
 	sc.Options.AfterTick = func(w *World) error {
 		if err := d.Refresh(w); err != nil {
+			return err
+		}
+		if err := k.observe(w); err != nil {
 			return err
 		}
 		if after != nil {
@@ -153,26 +219,35 @@ func RecordLive(env *Env, a *ArgoCD, sc Scenario) (*LiveResult, *Timeline, error
 		}
 		return nil
 	}
-	tl, err := Record(env, sc)
+	play := sc.Play
+	sc.Play = func(s *S) {
+		play(s)
+		k.settle(s)
+	}
+	_, err := Record(env, sc)
 	defer d.Finish(nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	res := &LiveResult{Scenario: sc.Name, Live: d.RecordedHealth(), Operation: "Running"}
-	// the barrier's hook is created once every resource is Healthy, after the last refresh
+	res := &LiveResult{Scenario: sc.Name, Health: d.RecordedHealth(), Operation: "Running",
+		Promotion: k.phase, PromotionMessage: k.message, PromotionSeconds: int(k.worldDuration.Seconds()),
+		Stage: k.stageHealth, StageMessage: k.stageMessage, Verification: k.verification, Verified: k.freight.Verified,
+		Violations: k.violations}
+	if !k.freight.Started {
+		res.Verification = []string{notStarted}
+	}
 	if err := d.waitOperation(); err == nil {
 		res.Operation = d.Operations[len(d.Operations)-1]
-	} else {
-		res.OperationMessage = d.operationMessage()
 	}
-	return res, tl, nil
+	return res, nil
 }
 
 // brokenRules lists the rules a live scenario breaks: the Application Unknown or Missing during the
-// release, or the sync with the barrier succeeding for an update the controller aborted.
+// release, the sync with the barrier succeeding for an update the controller aborted, and Kargo's verdict
+// against the analysis verdict (the driver's violations).
 func brokenRules(sc Scenario, res *LiveResult) []string {
 	var out []string
-	for _, st := range res.Live {
+	for _, st := range res.Health {
 		if st == "Unknown" || st == "Missing" || st == "" {
 			out = append(out, fmt.Sprintf("the Application was %q during the release", st))
 		}
@@ -180,42 +255,84 @@ func brokenRules(sc Scenario, res *LiveResult) []string {
 	if sc.Outcome == OutcomeAborted && res.Operation == "Succeeded" {
 		out = append(out, "the sync with the barrier succeeded for an aborted update")
 	}
+	return append(out, res.Violations...)
+}
+
+// LiveReport is e2e/testdata/live/<version>.yaml, which docs/why.md "Live" renders (e2e TestLiveDoc).
+type LiveReport struct {
+	ArgoCD    string         `json:"argocd"`
+	Rollouts  string         `json:"rollouts"`
+	Scenarios []LiveResult   `json:"scenarios"`
+	Declared  []LiveScenario `json:"declared"`
+	// BuiltinBroken counts the rules broken with Argo CD's built-in health checks.
+	BuiltinBroken int `json:"builtinBroken"`
+}
+
+// stable is the report without what varies from run to run with the machine's speed: how many ticks
+// the Promotion took on the World's clock, the Stage's transient states and the messages.
+func (r LiveReport) stable() LiveReport {
+	out := r
+	out.Scenarios = nil
+	for _, s := range r.Scenarios {
+		s.PromotionSeconds, s.StageMessage, s.PromotionMessage = 0, "", ""
+		s.Stage = []string{s.finalStage()}
+		out.Scenarios = append(out.Scenarios, s)
+	}
 	return out
 }
 
-// RunLive runs LiveScenarios with our scripts and checks them against the replay and the rules.
-func RunLive(t *testing.T, env *Env) {
+// RunLive runs LiveScenarios with our scripts, checks them against what they declare, the replay and the
+// rules, then runs them with Argo CD's built-in health checks, which must break a rule somewhere. With
+// update it writes the report (../testdata/live/<version>.yaml); without, the committed report must
+// agree with this run (but for what stable leaves out).
+func RunLive(t *testing.T, env *Env, update bool) {
 	replay, err := replayHealth()
 	if err != nil {
 		t.Fatal(err)
 	}
+	bins := preparePlugin(t)
+	defer goplugin.CleanupClients()
+	t.Setenv("KUBECONFIG", env.Cluster.Kubeconfig)
+	config := map[string]string{"metricProviderPlugins": "- name: " + pluginName + "\n  location: file://" + bins.plugin + "\n"}
 	a, err := StartLive(env, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
+	report := LiveReport{ArgoCD: "v3.6.1", Rollouts: RolloutsVersion(), Declared: LiveScenarios}
 	ours := map[string][]string{}
-	for _, name := range LiveScenarios {
-		sc, ok := scenarioNamed(name)
+	for _, want := range LiveScenarios {
+		sc, ok := scenarioNamed(want.Name)
 		if !ok {
-			t.Fatalf("no scenario %s", name)
+			t.Fatalf("no scenario %s", want.Name)
 		}
-		t.Run(name, func(t *testing.T) {
-			res, _, err := RecordLive(env, a, sc)
+		t.Run(want.Name, func(t *testing.T) {
+			t.Chdir(t.TempDir()) // DownloadPlugins writes plugin-bin/ below the working directory
+			res, err := RecordLive(env, a, sc, bins, config)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res.Install, res.Replay = "ours", replay[name]
-			ours[name] = res.Live
-			t.Logf("live %v, replay %v, operation %s %s", res.Live, res.Replay, res.Operation, res.OperationMessage)
-			if strings.Join(res.Live, " ") != strings.Join(res.Replay, " ") {
-				t.Errorf("live Application health %v, the replay's %v", res.Live, res.Replay)
+			res.Install, res.Replay = "ours", replay[want.Name]
+			ours[want.Name] = res.Health
+			report.Scenarios = append(report.Scenarios, *res)
+			t.Logf("health %v (replay %v); operation %s; Promotion %s %s after %d s; Stage %v %s; verification %v, verified %v",
+				res.Health, res.Replay, res.Operation, res.Promotion, res.PromotionMessage, res.PromotionSeconds, res.Stage, res.StageMessage, res.Verification, res.Verified)
+			if got, w := strings.Join(res.Health, " "), strings.Join(want.Health, " "); got != w {
+				t.Errorf("live Application health %v, the scenario declares %v", res.Health, want.Health)
+			}
+			if got, w := strings.Join(res.Replay, " "), strings.Join(want.Health, " "); got != w {
+				t.Errorf("the replay's Application health %v, the scenario declares %v", res.Replay, want.Health)
 			}
 			for _, b := range brokenRules(sc, res) {
 				t.Error(b)
 			}
-			if sc.Outcome != OutcomeAborted && res.Operation != "Succeeded" {
-				t.Errorf("the sync with the barrier ended %s for a promoted update", res.Operation)
+			if res.Promotion != want.Promotion || res.finalStage() != want.Stage || res.finalVerification() != want.Verification || res.Verified != want.Verified {
+				t.Errorf("Promotion %s, Stage %s, verification %s, verified %v; the scenario declares %s, %s, %s, %v",
+					res.Promotion, res.finalStage(), res.finalVerification(), res.Verified, want.Promotion, want.Stage, want.Verification, want.Verified)
+			}
+			// the verification after a Succeeded Promotion ends as the plugin proof's in Kargo's order
+			if res.Promotion == "Succeeded" && res.finalVerification() != sc.Kargo {
+				t.Errorf("verification %s, the plugin proof's in Kargo's order %s", res.finalVerification(), sc.Kargo)
 			}
 		})
 	}
@@ -227,26 +344,64 @@ func RunLive(t *testing.T, env *Env) {
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
-	broken, differ := 0, 0
-	for _, name := range LiveScenarios {
-		sc, _ := scenarioNamed(name)
-		t.Run("built-in/"+name, func(t *testing.T) {
-			res, _, err := RecordLive(env, a, sc)
+	differ := 0
+	for _, want := range LiveScenarios {
+		sc, _ := scenarioNamed(want.Name)
+		t.Run("built-in/"+want.Name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			res, err := RecordLive(env, a, sc, bins, config)
 			if err != nil {
 				t.Fatal(err)
 			}
+			res.Install = "built-in"
 			b := brokenRules(sc, res)
-			broken += len(b)
-			if strings.Join(res.Live, " ") != strings.Join(ours[name], " ") {
+			report.BuiltinBroken += len(b)
+			res.Violations = b
+			report.Scenarios = append(report.Scenarios, *res)
+			if strings.Join(res.Health, " ") != strings.Join(ours[want.Name], " ") {
 				differ++
 			}
-			t.Logf("built-in: live %v, operation %s, rules broken %v (replay with ours %v)", res.Live, res.Operation, b, replay[name])
+			t.Logf("built-in: health %v, Promotion %s, Stage %v, verification %v, verified %v; rules broken %v", res.Health, res.Promotion, res.Stage, res.Verification, res.Verified, b)
 		})
 	}
-	t.Logf("with the built-ins, %d rules broken and %d health sequences other than ours in %d scenarios", broken, differ, len(LiveScenarios))
-	// the install is what the comparison is about: argocd-cm from our values must change what Argo CD shows
-	if differ == 0 && len(ours) == len(LiveScenarios) {
-		t.Errorf("the built-in health checks showed the same health as ours in every scenario: was argocd-cm with our scripts installed?")
+	t.Logf("with the built-ins, %d rules broken and %d health sequences other than ours in %d scenarios", report.BuiltinBroken, differ, len(LiveScenarios))
+	if t.Failed() {
+		return
+	}
+	// the checks must be able to fail: with health checks that ignore the analysis, a rule must break
+	if report.BuiltinBroken == 0 {
+		t.Errorf("Argo CD's built-in health checks broke no rule in %d scenarios: the checks cannot tell them from ours", len(LiveScenarios))
+	}
+	writeOrCompare(t, filepath.Join(sourceDir(), "..", "testdata", "live", RolloutsVersion()+".yaml"), report, update)
+}
+
+func writeOrCompare(t *testing.T, path string, report LiveReport, update bool) {
+	raw, err := yaml.Marshal(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = append([]byte("# Written by e2e/recorder RunLive (make e2e-live UPDATE=1) from Argo CD v3.6.1 and the Rollouts controllers; do not edit.\n"), raw...)
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	committed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (write it with make e2e-live UPDATE=1)", err)
+	}
+	var old LiveReport
+	if err := yaml.UnmarshalStrict(committed, &old); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	a, _ := yaml.Marshal(old.stable())
+	b, _ := yaml.Marshal(report.stable())
+	if !bytes.Equal(a, b) {
+		t.Errorf("%s differs from this run; regenerate with make e2e-live UPDATE=1 and review the diff\ncommitted:\n%s\nnow:\n%s", path, a, b)
 	}
 }
 

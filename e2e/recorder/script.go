@@ -245,17 +245,31 @@ func (s *S) Run(kind string, step int, attempt int) string {
 // Resume is Argo CD's built-in Rollout "resume" action (argo-cd resource_customizations/argoproj.io/
 // Rollout/actions/resume/action.lua: pauseConditions = nil), as a status merge patch.
 func (s *S) Resume() {
-	s.must(s.w.PatchStatus("user runs the Argo CD resume action (status.pauseConditions = nil)", `{"status":{"pauseConditions":null}}`))
+	s.rolloutAction("resume", "user runs the Argo CD resume action (status.pauseConditions = nil)", `{"status":{"pauseConditions":null}}`)
 }
 
 // Retry is Argo CD's built-in Rollout "retry" action (actions/retry/action.lua: status.abort = nil).
 func (s *S) Retry() {
-	s.must(s.w.PatchStatus("user runs the Argo CD retry action (status.abort = nil)", `{"status":{"abort":null}}`))
+	s.rolloutAction("retry", "user runs the Argo CD retry action (status.abort = nil)", `{"status":{"abort":null}}`)
 }
 
 // Abort is Argo CD's built-in Rollout "abort" action (actions/abort/action.lua: status.abort = true).
 func (s *S) Abort() {
-	s.must(s.w.PatchStatus("user runs the Argo CD abort action (status.abort = true)", `{"status":{"abort":true}}`))
+	s.rolloutAction("abort", "user runs the Argo CD abort action (status.abort = true)", `{"status":{"abort":true}}`)
+}
+
+// ActionRunner is a Delivery through which users run Argo CD's resource actions (the live suite: Argo
+// CD's own Lua and patch, GitDelivery.RunAction), instead of the recorder's patch of what the action does.
+type ActionRunner interface {
+	RunAction(w *World, action, event string) error
+}
+
+func (s *S) rolloutAction(action, event, patch string) {
+	if r, ok := s.w.opts.Delivery.(ActionRunner); ok {
+		s.must(r.RunAction(s.w, action, event))
+		return
+	}
+	s.must(s.w.PatchStatus(event, patch))
 }
 
 // PromoteFull is `kubectl argo rollouts promote --full`, run through the plugin's own code

@@ -5,6 +5,7 @@
 //
 //	argocd-live install -kubeconfig K -namespace argocd [-values generated.yaml] -chart DIR
 //	argocd-live run -kubeconfig K -namespace argocd -state DIR
+//	argocd-live action -kubeconfig K -namespace argocd -resource G/V/R -resource-namespace NS -name N -action A
 //
 // install creates Argo CD's CRDs from the module's manifests/crds, the namespace, and argocd-cm and
 // argocd-secret as the argo-helm chart renders them with the given values (none: the chart's defaults,
@@ -16,6 +17,8 @@
 // serves plaintext gRPC on 127.0.0.1, the controller's metrics server listens on 127.0.0.1 and the
 // askpass socket lives in -state. It prints "ready <repo-server address>" once both run, and stops when
 // its stdin is closed.
+//
+// action runs a resource action as argocd-server does (action.go).
 package main
 
 import (
@@ -74,7 +77,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: argocd-live install|run [flags]")
+		fmt.Fprintln(os.Stderr, "usage: argocd-live install|run|action [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -83,8 +86,10 @@ func main() {
 		err = install(os.Args[2:])
 	case "run":
 		err = run(os.Args[2:])
+	case "action":
+		err = action(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (install or run)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (install, run or action)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "argocd-live:", err)

@@ -23,6 +23,7 @@ require (
 	github.com/PagerDuty/go-pagerduty v1.8.0 // indirect
 	github.com/RocketChat/Rocket.Chat.Go.SDK v0.0.0-20240116134246-a8cbe886bab0 // indirect
 	github.com/analysis-health/analysis-health/analysisruns v0.0.0
+	github.com/analysis-health/analysis-health/e2e/kargo/stage v0.0.0
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/argoproj/argo-rollouts v1.10.2 // indirect
 	github.com/argoproj/notifications-engine v0.5.1-0.20260503100631-0cff13b8a717 // indirect
@@ -243,3 +244,5 @@ replace (
 )
 
 replace github.com/analysis-health/analysis-health/analysisruns => ../../../analysisruns
+
+replace github.com/analysis-health/analysis-health/e2e/kargo/stage => ../../../e2e/kargo/stage

@@ -1,0 +1,197 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/analysis-health/analysis-health/e2e/kargo/stage"
+)
+
+// kargoDriver is Kargo's side of the live suite, acting only through the API server as Kargo v1.11.2
+// does (the rules are package stage's, cited there): the release is a Promotion whose one step,
+// argocd-update, patches the Application's target revision and operation (GitDelivery.argocdUpdate) and
+// waits on status.operationState; the Stage is assessed from the Application after every tick; its
+// verification, our generated `generate --format kargo` template with the Freight's image, is created at
+// the first Healthy assessment and judged by the real analysis controller with our plugin; the Freight
+// is verified when the Stage is Healthy with the verification Successful.
+//
+// What it leaves out, and why: Kargo clears status.operationState when it starts a sync (a workaround
+// for argo-cd#20875), a write of the Application's status that the live suite's guard refuses to test
+// code, so the driver tells its own operation by the promotion info and the revision instead; and the
+// verification run is created in the Rollout's namespace (the World's controllers watch only that one),
+// where Kargo puts it in the Project's.
+type kargoDriver struct {
+	d    *GitDelivery
+	bins pluginBinaries
+
+	promotion string    // the release's Promotion (its name is in the operation's info)
+	desired   string    // the commit it promotes
+	start     time.Time // real time of the argocd-update step's start: Kargo's clock for the timeout
+	worldAt   time.Time // the World's clock then
+
+	stable, released string // the stable revision at the release, and the released one
+	phase, message   string // the Promotion's
+	worldDuration    time.Duration
+	stageHealth      []string // collapsed
+	stageMessage     string
+	freight          stage.Freight
+	run              string
+	verification     []string // collapsed
+	violations       []string
+}
+
+// promotionName is the release's Promotion, as Kargo names Promotions (<stage>.<ULID>.<freight>).
+func promotionName(ns string) string { return "live." + ns + ".release" }
+
+// startPromotion notes the release's Promotion start (argocd-update's sync of sha).
+func (k *kargoDriver) startPromotion(w *World, sha string) {
+	k.promotion, k.desired, k.start, k.worldAt = promotionName(w.ns), sha, time.Now(), w.clock()
+	k.phase = stage.PromotionRunning
+}
+
+func note(seq []string, s string) []string {
+	if len(seq) == 0 || seq[len(seq)-1] != s {
+		return append(seq, s)
+	}
+	return seq
+}
+
+// application reads what Kargo reads of the Application.
+func (k *kargoDriver) application() (stage.Application, error) {
+	u, err := k.d.dyn.Resource(ApplicationGVR).Namespace(ArgoCDNamespace).Get(context.Background(), k.d.app, metav1.GetOptions{})
+	if err != nil {
+		return stage.Application{}, err
+	}
+	str := func(path ...string) string { s, _, _ := unstructured.NestedString(u.Object, path...); return s }
+	at := func(path ...string) time.Time {
+		t, _ := time.Parse(time.RFC3339, str(path...))
+		return t
+	}
+	app := stage.Application{Namespace: ArgoCDNamespace, Name: k.d.app,
+		Health: str("status", "health", "status"), SyncRevision: str("status", "sync", "revision"),
+		ReconciledAt: at("status", "reconciledAt"), OperationPhase: str("status", "operationState", "phase"),
+		OperationMessage: str("status", "operationState", "message"), OperationFinishedAt: at("status", "operationState", "finishedAt"),
+		OperationRevision:  str("status", "operationState", "operation", "sync", "revision"),
+		SyncResultRevision: str("status", "operationState", "syncResult", "revision"),
+		OperationInfo:      map[string]string{}}
+	_, app.Operation = u.Object["operation"]
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok {
+			ty, _ := m["type"].(string)
+			msg, _ := m["message"].(string)
+			app.Conditions = append(app.Conditions, stage.Condition{Type: ty, Message: msg})
+		}
+	}
+	info, _, _ := unstructured.NestedSlice(u.Object, "status", "operationState", "operation", "info")
+	for _, i := range info {
+		if m, ok := i.(map[string]any); ok {
+			n, _ := m["name"].(string)
+			v, _ := m["value"].(string)
+			app.OperationInfo[n] = v
+		}
+	}
+	return app, nil
+}
+
+// observe is one Stage reconcile after a tick (Argo CD has refreshed the Application): the Promotion's
+// phase, the Stage's health, the verification, and the rules Kargo's verdict must keep against the
+// analysis verdict of the released revision (analysisruns, through groundTruth).
+func (k *kargoDriver) observe(w *World) error {
+	ro := w.Rollout()
+	if k.stable == "" {
+		k.stable = ro.Status.StableRS
+	}
+	if k.promotion == "" {
+		return nil
+	}
+	if k.released == "" && ro.Status.CurrentPodHash != k.stable && ro.Status.CurrentPodHash != "" {
+		k.released = ro.Status.CurrentPodHash
+	}
+	app, err := k.application()
+	if err != nil {
+		return err
+	}
+	if k.phase == stage.PromotionRunning {
+		k.phase, k.message = stage.ArgoCDUpdate(app, k.promotion, k.desired, time.Since(k.start))
+		k.worldDuration = w.clock().Sub(k.worldAt)
+	}
+	h, msg := stage.Assess(k.phase, app, k.desired)
+	k.stageHealth, k.stageMessage = note(k.stageHealth, string(h)), msg
+	phase := ""
+	if k.run != "" {
+		ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Get(context.Background(), k.run, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		phase = string(ar.Status.Phase)
+	}
+	if k.freight.Reconcile(h, phase) {
+		ar, err := k.bins.verificationRun(w.ns, "live", freightImage(ro))
+		if err != nil {
+			return err
+		}
+		if err := w.Create(ar); err != nil {
+			return err
+		}
+		k.run = ar.Name
+	}
+	if k.freight.Started {
+		k.verification = note(k.verification, k.freight.Phase)
+	}
+	truth, err := groundTruth(w, ro, k.released)
+	if err != nil {
+		return err
+	}
+	tick := w.reconciles
+	if h == stage.Healthy && len(truth.failed) > 0 {
+		k.violations = append(k.violations, fmt.Sprintf("tick %d: Stage Healthy while %v", tick, truth.failed))
+	}
+	if k.freight.Verified && !truth.passed {
+		k.violations = append(k.violations, fmt.Sprintf("tick %d: Freight verified before every analysis of revision %s passed", tick, k.released))
+	}
+	if k.phase == stage.PromotionSucceeded && !truth.passed {
+		k.violations = append(k.violations, fmt.Sprintf("tick %d: the Promotion Succeeded before every analysis of revision %s passed", tick, k.released))
+	}
+	return nil
+}
+
+// done: nothing more will change for Kargo: the Promotion Errored (no verification without a
+// Succeeded Promotion), or it Succeeded and the verification ended (or the Freight is verified).
+func (k *kargoDriver) done() bool {
+	switch k.phase {
+	case stage.PromotionErrored:
+		return true
+	case stage.PromotionSucceeded:
+		return k.freight.Verified || (k.freight.Started && v1alpha1.AnalysisPhase(k.freight.Phase).Completed())
+	}
+	return false
+}
+
+// settle ticks after the scenario until done, for at most a minute and a half of real time (Argo CD
+// finishes the barrier's sync on its own clock; the verification needs the analysis controller's ticks).
+func (k *kargoDriver) settle(s *S) {
+	deadline := time.Now().Add(90 * time.Second)
+	for !k.done() && time.Now().Before(deadline) {
+		s.Tick(nil)
+	}
+}
+
+func (k *kargoDriver) verificationPhase() string {
+	if !k.freight.Started {
+		return notStarted
+	}
+	return k.freight.Phase
+}
+
+func (k *kargoDriver) finalStage() string {
+	if len(k.stageHealth) == 0 {
+		return ""
+	}
+	return k.stageHealth[len(k.stageHealth)-1]
+}
