@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: reliability e2e-live timelines-png all build dist test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
+.PHONY: test-kargostage reliability e2e-live timelines-png all build dist test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
@@ -27,7 +27,7 @@ export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
 # The full suite: the main module (engine, scripts, CLI, generator, Argo CD v2.14 and Argo Rollouts
 # conformance), the Argo CD v3.2 and v3.6 conformance modules, and the Argo Rollouts v1.10.2 corpus.
-test: skips-reset test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream e2e e2e-live
+test: skips-reset test-v2 test-analysisruns test-kargostage test-v3 test-v36 test-rollouts110 test-upstream e2e e2e-live
 	@$(MAKE) --no-print-directory skips-summary
 
 skips-reset:
@@ -48,6 +48,11 @@ test-v2:
 # recorder modules share it with the main module.
 test-analysisruns:
 	cd analysisruns && $(GO) test -count=1 ./...
+
+# Kargo's Stage rules (e2e/kargo/stage), a module without dependencies shared by the e2e replay and the
+# live suite's Kargo driver.
+test-kargostage:
+	cd e2e/kargo/stage && $(GO) test -count=1 ./...
 
 test-v3:
 	cd conformance/v3 && $(GO) test -count=1 ./...

@@ -25,6 +25,13 @@ type Delivery interface {
 	Release(w *World, ro *v1alpha1.Rollout, event string) error
 }
 
+// SpecDelivery is a Delivery that also delivers a later change of the Rollout's spec (the live suite: the
+// previous Freight promoted again, through git and Argo CD), applied to the Rollout as last delivered
+// (the manifest, not the live object with the controllers' fields).
+type SpecDelivery interface {
+	Update(w *World, mutate func(*v1alpha1.Rollout), event string) error
+}
+
 // Create stores objects as a user or Argo CD would apply them.
 func (w *World) Create(objs ...runtime.Object) error {
 	ctx := context.Background()
@@ -123,6 +130,9 @@ func (w *World) Event(format string, args ...any) {
 // UpdateSpec applies a change to the Rollout spec as Argo CD's apply would; the API server bumps
 // metadata.generation.
 func (w *World) UpdateSpec(event string, mutate func(*v1alpha1.Rollout)) error {
+	if d, ok := w.opts.Delivery.(SpecDelivery); ok {
+		return d.Update(w, mutate, event)
+	}
 	for attempt := 0; ; attempt++ {
 		ro := w.Rollout()
 		mutate(ro)

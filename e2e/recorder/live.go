@@ -197,6 +197,8 @@ type GitDelivery struct {
 	releaseSHA string
 	// kargo, if set, is told when the release's Promotion starts.
 	kargo *kargoDriver
+	// delivered is the Rollout's manifest as last committed.
+	delivered *v1alpha1.Rollout
 }
 
 // AppName is the Application of the World.
@@ -354,6 +356,7 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 	if err != nil {
 		return err
 	}
+	g.delivered = ro.DeepCopy()
 	// the previous operation (revision 1's, with its PostSync barrier) ended before the release
 	if err := g.waitOperation(); err != nil {
 		return err
@@ -365,9 +368,25 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 	if g.kargo != nil {
 		g.kargo.startPromotion(w, sha)
 	}
+	if err := g.applied(w, ro, sha, "revision 2"); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.marked = true
+	g.changes = append(g.changes, HealthChange{Status: g.last, Recorded: true})
+	g.mu.Unlock()
+	w.Event("%s", event)
+	return nil
+}
+
+// applied waits until Argo CD applied the commit sha (the live Rollout runs ro's image) and a comparison
+// found the Application Synced at it: Argo CD's health is of the applied Rollout once its comparison,
+// which computes health and sync status in one pass over its cache of the cluster, finds the Application
+// Synced at the commit (a comparison over a cache that still held the previous Rollout finds it OutOfSync).
+func (g *GitDelivery) applied(w *World, ro *v1alpha1.Rollout, sha, what string) error {
 	ctx := context.Background()
 	want := ro.Spec.Template.Spec.Containers
-	if err := g.waitFor("Argo CD applied revision 2", func() (bool, error) {
+	if err := g.waitFor("Argo CD applied "+what, func() (bool, error) {
 		live, err := w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).Get(ctx, Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -376,10 +395,8 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 	}); err != nil {
 		return err
 	}
-	// Argo CD's health is of the revision-2 Rollout once its comparison, which computes health and sync
-	// status in one pass over its cache of the cluster, finds the Application Synced at the release's
-	// commit: a comparison over a cache that still held revision 1's Rollout finds it OutOfSync
-	if err := g.waitFor("Argo CD compared the applied revision 2", func() (bool, error) {
+	var seen string
+	err := g.waitFor("Argo CD compared the applied "+what, func() (bool, error) {
 		if err := g.Refresh(w); err != nil {
 			return false, err
 		}
@@ -389,15 +406,63 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 		}
 		st, _, _ := unstructured.NestedString(app.Object, "status", "sync", "status")
 		rev, _, _ := unstructured.NestedString(app.Object, "status", "sync", "revision")
+		phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
+		msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
+		seen = fmt.Sprintf("sync %s at %s (want %s), operation %s %q", st, rev, sha, phase, msg)
 		return st == "Synced" && rev == sha, nil
-	}); err != nil {
+	})
+	if err != nil {
+		return fmt.Errorf("%w; last seen: %s", err, seen)
+	}
+	return nil
+}
+
+// Update delivers a later change of the Rollout (the scenario syncing the previous image back) as Kargo
+// promotes the previous Freight: a commit of the manifests with ro, and an argocd-update of it. While the
+// release's sync still runs (its barrier waits for a Healthy Rollout), Kargo starts no other Promotion to
+// the Stage and argocd-update waits for a foreign operation to end (argocd_updater.go mustPerformUpdate),
+// so the user first aborts the release's Promotion and terminates its sync (`argocd app terminate-op`,
+// through the Argo CD program).
+func (g *GitDelivery) Update(w *World, mutate func(*v1alpha1.Rollout), event string) error {
+	ro := g.delivered.DeepCopy()
+	mutate(ro)
+	var objs []runtime.Object
+	for _, o := range g.deployed {
+		if _, ok := o.(*v1alpha1.Rollout); ok {
+			o = ro
+		}
+		objs = append(objs, o)
+	}
+	sha, err := g.commit(objs, "revision 3: the previous Freight again")
+	if err != nil {
 		return err
 	}
-	g.mu.Lock()
-	g.marked = true
-	g.changes = append(g.changes, HealthChange{Status: g.last, Recorded: true})
-	g.mu.Unlock()
-	w.Event("%s", event)
+	g.delivered = ro.DeepCopy()
+	if _, pending, err := g.OperationPhase(); err != nil {
+		return err
+	} else if pending {
+		if g.kargo != nil {
+			g.kargo.abortRelease()
+		}
+		if out, err := exec.Command(g.Argo.bin, "terminate-op", "-kubeconfig", g.Argo.cluster.Kubeconfig, "-namespace", ArgoCDNamespace,
+			"-app", g.app).CombinedOutput(); err != nil {
+			return fmt.Errorf("argocd-live terminate-op: %v\n%s", err, out)
+		}
+		w.Event("user aborts the release's Promotion and terminates its sync (argocd app terminate-op, through Argo CD)")
+	}
+	if err := g.waitOperation(); err != nil {
+		return err
+	}
+	if err := g.argocdUpdate(promotionName(w.ns)+".rollback", sha); err != nil {
+		return err
+	}
+	if g.kargo != nil {
+		g.kargo.startRollback(w, sha)
+	}
+	if err := g.applied(w, ro, sha, "revision 3"); err != nil {
+		return err
+	}
+	w.Event("%s, promoted by Kargo through git and Argo CD", event)
 	return nil
 }
 

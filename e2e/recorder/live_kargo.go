@@ -29,20 +29,30 @@ type kargoDriver struct {
 	d    *GitDelivery
 	bins pluginBinaries
 
-	promotion string    // the release's Promotion (its name is in the operation's info)
-	desired   string    // the commit it promotes
-	start     time.Time // real time of the argocd-update step's start: Kargo's clock for the timeout
-	worldAt   time.Time // the World's clock then
+	release, rollback *promotionState // the release's Promotion, and a later one of the previous Freight
+	current           *promotionState
 
-	stable, released string // the stable revision at the release, and the released one
-	phase, message   string // the Promotion's
-	worldDuration    time.Duration
+	stable, revision string   // the stable revision at the release; the revision of the current Freight
 	stageHealth      []string // collapsed
 	stageMessage     string
 	freight          stage.Freight
 	run              string
-	verification     []string // collapsed
-	violations       []string
+	verification     []string // the current Freight's, collapsed
+	// releaseVerification and releaseVerified: the released Freight's, kept when a rollback replaces it
+	releaseVerification []string
+	releaseVerified     bool
+	violations          []string
+}
+
+// promotionState is one Promotion with its argocd-update step.
+type promotionState struct {
+	name    string    // in the operation's info
+	desired string    // the commit it promotes
+	start   time.Time // real time of the step's start: Kargo's clock for the timeout
+	worldAt time.Time // the World's clock then
+
+	phase, message string
+	worldDuration  time.Duration
 }
 
 // promotionName is the release's Promotion, as Kargo names Promotions (<stage>.<ULID>.<freight>).
@@ -50,8 +60,26 @@ func promotionName(ns string) string { return "live." + ns + ".release" }
 
 // startPromotion notes the release's Promotion start (argocd-update's sync of sha).
 func (k *kargoDriver) startPromotion(w *World, sha string) {
-	k.promotion, k.desired, k.start, k.worldAt = promotionName(w.ns), sha, time.Now(), w.clock()
-	k.phase = stage.PromotionRunning
+	k.release = &promotionState{name: promotionName(w.ns), desired: sha, start: time.Now(), worldAt: w.clock(), phase: stage.PromotionRunning}
+	k.current = k.release
+}
+
+// abortRelease is the user's abort of the release's Promotion (the kargo.akuity.io/abort annotation,
+// api/v1alpha1 AnnotationKeyAbort: the Promotion ends Aborted), so that Kargo can promote another Freight.
+func (k *kargoDriver) abortRelease() {
+	if k.release != nil && k.release.phase == stage.PromotionRunning {
+		k.release.phase, k.release.message = "Aborted", "aborted by the user (kargo.akuity.io/abort)"
+	}
+}
+
+// startRollback notes a Promotion of the previous Freight (the stable revision's) to sha: the Stage's
+// Freight changes, and a new verification will start for it.
+func (k *kargoDriver) startRollback(w *World, sha string) {
+	k.rollback = &promotionState{name: promotionName(w.ns) + ".rollback", desired: sha, start: time.Now(), worldAt: w.clock(), phase: stage.PromotionRunning}
+	k.current = k.rollback
+	k.releaseVerification, k.releaseVerified = k.verification, k.freight.Verified
+	k.freight, k.run, k.verification = stage.Freight{}, "", nil
+	k.revision = k.stable
 }
 
 func note(seq []string, s string) []string {
@@ -107,21 +135,22 @@ func (k *kargoDriver) observe(w *World) error {
 	if k.stable == "" {
 		k.stable = ro.Status.StableRS
 	}
-	if k.promotion == "" {
+	if k.current == nil {
 		return nil
 	}
-	if k.released == "" && ro.Status.CurrentPodHash != k.stable && ro.Status.CurrentPodHash != "" {
-		k.released = ro.Status.CurrentPodHash
+	if k.revision == "" && ro.Status.CurrentPodHash != k.stable && ro.Status.CurrentPodHash != "" {
+		k.revision = ro.Status.CurrentPodHash
 	}
 	app, err := k.application()
 	if err != nil {
 		return err
 	}
-	if k.phase == stage.PromotionRunning {
-		k.phase, k.message = stage.ArgoCDUpdate(app, k.promotion, k.desired, time.Since(k.start))
-		k.worldDuration = w.clock().Sub(k.worldAt)
+	p := k.current
+	if p.phase == stage.PromotionRunning {
+		p.phase, p.message = stage.ArgoCDUpdate(app, p.name, p.desired, time.Since(p.start))
+		p.worldDuration = w.clock().Sub(p.worldAt)
 	}
-	h, msg := stage.Assess(k.phase, app, k.desired)
+	h, msg := stage.Assess(p.phase, app, p.desired)
 	k.stageHealth, k.stageMessage = note(k.stageHealth, string(h)), msg
 	phase := ""
 	if k.run != "" {
@@ -144,7 +173,7 @@ func (k *kargoDriver) observe(w *World) error {
 	if k.freight.Started {
 		k.verification = note(k.verification, k.freight.Phase)
 	}
-	truth, err := groundTruth(w, ro, k.released)
+	truth, err := groundTruth(w, ro, k.revision)
 	if err != nil {
 		return err
 	}
@@ -153,10 +182,10 @@ func (k *kargoDriver) observe(w *World) error {
 		k.violations = append(k.violations, fmt.Sprintf("tick %d: Stage Healthy while %v", tick, truth.failed))
 	}
 	if k.freight.Verified && !truth.passed {
-		k.violations = append(k.violations, fmt.Sprintf("tick %d: Freight verified before every analysis of revision %s passed", tick, k.released))
+		k.violations = append(k.violations, fmt.Sprintf("tick %d: Freight verified before every analysis of revision %s passed", tick, k.revision))
 	}
-	if k.phase == stage.PromotionSucceeded && !truth.passed {
-		k.violations = append(k.violations, fmt.Sprintf("tick %d: the Promotion Succeeded before every analysis of revision %s passed", tick, k.released))
+	if p.phase == stage.PromotionSucceeded && !truth.passed {
+		k.violations = append(k.violations, fmt.Sprintf("tick %d: the Promotion Succeeded before every analysis of revision %s passed", tick, k.revision))
 	}
 	return nil
 }
@@ -164,8 +193,11 @@ func (k *kargoDriver) observe(w *World) error {
 // done: nothing more will change for Kargo: the Promotion Errored (no verification without a
 // Succeeded Promotion), or it Succeeded and the verification ended (or the Freight is verified).
 func (k *kargoDriver) done() bool {
-	switch k.phase {
-	case stage.PromotionErrored:
+	if k.current == nil {
+		return true
+	}
+	switch k.current.phase {
+	case stage.PromotionErrored, "Aborted":
 		return true
 	case stage.PromotionSucceeded:
 		return k.freight.Verified || (k.freight.Started && v1alpha1.AnalysisPhase(k.freight.Phase).Completed())
@@ -180,13 +212,6 @@ func (k *kargoDriver) settle(s *S) {
 	for !k.done() && time.Now().Before(deadline) {
 		s.Tick(nil)
 	}
-}
-
-func (k *kargoDriver) verificationPhase() string {
-	if !k.freight.Started {
-		return notStarted
-	}
-	return k.freight.Phase
 }
 
 func (k *kargoDriver) finalStage() string {

@@ -32,6 +32,10 @@ type LiveScenario struct {
 	Stage        string `json:"stage"`
 	Verification string `json:"verification"`
 	Verified     bool   `json:"verified"`
+	// Rollback is the phase of the Promotion of the previous Freight, RollbackVerification its
+	// verification's, when the scenario syncs the previous image back.
+	Rollback             string `json:"rollback,omitempty"`
+	RollbackVerification string `json:"rollbackVerification,omitempty"`
 }
 
 var (
@@ -62,6 +66,11 @@ var LiveScenarios = []LiveScenario{
 	failed("bluegreen-postpromotion-failed"),
 	// the retry comes after the barrier's sync failed: the Promotion has Errored, and Kargo needs a new
 	// one before it assesses the Stage again (shared/reference/kargo.md §3)
+	// the previous image synced back while the step analysis runs: the release's Promotion is still
+	// running (the barrier waits for a Healthy Rollout), so the user aborts it and terminates the sync
+	// before Kargo promotes the previous Freight; the released Freight is never verified
+	{Name: "canary-rollback-during-analysis", Health: []string{"Progressing", "Healthy"}, Promotion: "Aborted", Stage: "Healthy",
+		Verification: notStarted, Rollback: "Succeeded", RollbackVerification: "Successful"},
 	{Name: "canary-retry-after-abort", Health: []string{"Progressing", "Degraded", "Progressing", "Suspended", "Progressing", "Healthy"},
 		Promotion: "Errored", Stage: "Unknown", Verification: notStarted},
 }
@@ -87,9 +96,14 @@ type LiveResult struct {
 	// Stage is the Stage's health, collapsed to changes, from the release on; StageMessage its last issue.
 	Stage        []string `json:"stage"`
 	StageMessage string   `json:"stageMessage,omitempty"`
-	// Verification is the verification run's phases, collapsed, or "not started".
+	// Verification is the released Freight's verification run's phases, collapsed, or "not started";
+	// Verified whether that Freight is verified.
 	Verification []string `json:"verification"`
 	Verified     bool     `json:"verified"`
+	// Rollback and RollbackVerification: the Promotion of the previous Freight, when the scenario syncs
+	// it back, and its verification's phases.
+	Rollback             string   `json:"rollback,omitempty"`
+	RollbackVerification []string `json:"rollbackVerification,omitempty"`
 	// Violations are the rules Kargo's verdict broke against the analysis verdict.
 	Violations []string `json:"violations,omitempty"`
 }
@@ -98,7 +112,14 @@ func (r *LiveResult) finalVerification() string {
 	if len(r.Verification) == 0 {
 		return notStarted
 	}
-	return r.Verification[len(r.Verification)-1]
+	return last(r.Verification)
+}
+
+func last(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
 }
 
 func (r *LiveResult) finalStage() string {
@@ -229,12 +250,24 @@ func RecordLive(env *Env, a *ArgoCD, sc Scenario, bins pluginBinaries, config ma
 	if err != nil {
 		return nil, err
 	}
+	if k.release == nil {
+		return nil, fmt.Errorf("%s: the release was never promoted", sc.Name)
+	}
+	started := func(v []string) []string {
+		if len(v) == 0 {
+			return []string{notStarted}
+		}
+		return v
+	}
 	res := &LiveResult{Scenario: sc.Name, Health: d.RecordedHealth(), Operation: "Running",
-		Promotion: k.phase, PromotionMessage: k.message, PromotionSeconds: int(k.worldDuration.Seconds()),
-		Stage: k.stageHealth, StageMessage: k.stageMessage, Verification: k.verification, Verified: k.freight.Verified,
+		Promotion: k.release.phase, PromotionMessage: k.release.message, PromotionSeconds: int(k.release.worldDuration.Seconds()),
+		Stage: k.stageHealth, StageMessage: k.stageMessage, Verification: started(k.verification), Verified: k.freight.Verified,
 		Violations: k.violations}
-	if !k.freight.Started {
-		res.Verification = []string{notStarted}
+	if k.rollback != nil {
+		// the release's Freight was replaced: its verification and verified are the ones kept at the
+		// rollback; the Stage's verification at the end is the previous Freight's
+		res.Rollback, res.RollbackVerification = k.rollback.phase, res.Verification
+		res.Verification, res.Verified = started(k.releaseVerification), k.releaseVerified
 	}
 	if err := d.waitOperation(); err == nil {
 		res.Operation = d.Operations[len(d.Operations)-1]
@@ -330,8 +363,15 @@ func RunLive(t *testing.T, env *Env, update bool) {
 				t.Errorf("Promotion %s, Stage %s, verification %s, verified %v; the scenario declares %s, %s, %s, %v",
 					res.Promotion, res.finalStage(), res.finalVerification(), res.Verified, want.Promotion, want.Stage, want.Verification, want.Verified)
 			}
+			if res.Rollback != want.Rollback || last(res.RollbackVerification) != want.RollbackVerification {
+				t.Errorf("rollback Promotion %q, its verification %v; the scenario declares %q, %q", res.Rollback, res.RollbackVerification, want.Rollback, want.RollbackVerification)
+			}
 			// the verification after a Succeeded Promotion ends as the plugin proof's in Kargo's order
-			if res.Promotion == "Succeeded" && res.finalVerification() != sc.Kargo {
+			// (which verifies the Freight the Stage then runs: after a rollback, the previous one)
+			switch {
+			case res.Rollback == "Succeeded" && last(res.RollbackVerification) != sc.Kargo:
+				t.Errorf("rollback verification %v, the plugin proof's in Kargo's order %s", res.RollbackVerification, sc.Kargo)
+			case res.Rollback == "" && res.Promotion == "Succeeded" && res.finalVerification() != sc.Kargo:
 				t.Errorf("verification %s, the plugin proof's in Kargo's order %s", res.finalVerification(), sc.Kargo)
 			}
 		})

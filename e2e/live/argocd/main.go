@@ -6,6 +6,7 @@
 //	argocd-live install -kubeconfig K -namespace argocd [-values generated.yaml] -chart DIR
 //	argocd-live run -kubeconfig K -namespace argocd -state DIR
 //	argocd-live action -kubeconfig K -namespace argocd -resource G/V/R -resource-namespace NS -name N -action A
+//	argocd-live terminate-op -kubeconfig K -namespace argocd -app NAME
 //
 // install creates Argo CD's CRDs from the module's manifests/crds, the namespace, and argocd-cm and
 // argocd-secret as the argo-helm chart renders them with the given values (none: the chart's defaults,
@@ -18,7 +19,8 @@
 // askpass socket lives in -state. It prints "ready <repo-server address>" once both run, and stops when
 // its stdin is closed.
 //
-// action runs a resource action as argocd-server does (action.go).
+// action runs a resource action, and terminate-op terminates a running sync, as argocd-server does
+// (action.go, terminate.go).
 package main
 
 import (
@@ -77,7 +79,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: argocd-live install|run|action [flags]")
+		fmt.Fprintln(os.Stderr, "usage: argocd-live install|run|action|terminate-op [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -88,8 +90,10 @@ func main() {
 		err = run(os.Args[2:])
 	case "action":
 		err = action(os.Args[2:])
+	case "terminate-op":
+		err = terminateOp(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (install, run or action)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (install, run, action or terminate-op)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "argocd-live:", err)
