@@ -42,6 +42,23 @@ type kargoDriver struct {
 	releaseVerification []string
 	releaseVerified     bool
 	violations          []string
+	// retried are the runs (as groundTruth names them) failed when the user retried the update
+	retried map[string]bool
+}
+
+// userRetried notes the runs of the revision failed when the user runs the retry action.
+func (k *kargoDriver) userRetried(w *World) error {
+	truth, err := groundTruth(w, w.Rollout(), k.revision)
+	if err != nil {
+		return err
+	}
+	if k.retried == nil {
+		k.retried = map[string]bool{}
+	}
+	for _, f := range truth.failed {
+		k.retried[f] = true
+	}
+	return nil
 }
 
 // promotionState is one Promotion with its argocd-update step.
@@ -178,6 +195,20 @@ func (k *kargoDriver) observe(w *World) error {
 		return err
 	}
 	tick := w.reconciles
+	// without the barrier Kargo would assess the Application's health straight away: the replay's rule
+	// (kargo.Problems) that the Stage is Unhealthy whenever an analysis of the revision has failed, on
+	// Argo CD's health after this tick (Argo CD has refreshed since the reconcile)
+	// (a run the user retried after its verdict is pending until its new attempt exists, as
+	// e2e/timeline's Verdicts treats it)
+	var failed []string
+	for _, f := range truth.failed {
+		if !k.retried[f] {
+			failed = append(failed, f)
+		}
+	}
+	if ah := stage.ForAppHealth(app.Health); ah != stage.Unhealthy && len(failed) > 0 {
+		k.violations = append(k.violations, fmt.Sprintf("tick %d: the Application %s (a Stage %s without the barrier) while %v", tick, app.Health, ah, failed))
+	}
 	if h == stage.Healthy && len(truth.failed) > 0 {
 		k.violations = append(k.violations, fmt.Sprintf("tick %d: Stage Healthy while %v", tick, truth.failed))
 	}
