@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -26,8 +28,8 @@ func Slow(d time.Duration) Answer {
 
 // MetricsServer answers the `web` and `prometheus` metric providers of the analysis controller on
 // 127.0.0.1, from per-metric scripts: each request takes the next answer of its metric (the last one
-// repeats). Down closes the listener, so measurements fail with "connection refused"; Up opens it again
-// on the same port.
+// repeats), whichever run it comes from. Down closes the listener, so measurements fail with
+// "connection refused"; Up opens it again on the same port.
 type MetricsServer struct {
 	mu      sync.Mutex
 	addr    string
@@ -35,16 +37,54 @@ type MetricsServer struct {
 	srv     *http.Server
 	scripts map[string][]Answer
 	served  map[string]int
-	// requests counts every request, answered or not, by endpoint (the web metric, or the Prometheus
-	// query): the plugin proof shows it never adds one.
-	requests map[string]int
+	// requests counts every request, answered or not, by endpoint and run: the plugin proof shows it
+	// never adds one to any run.
+	requests map[Endpoint]int
+}
+
+// Endpoint is what a request names: the metric (the web metric, or the Prometheus series) and the run
+// (Templates' revision and use args, as the URL's query or the query's label matchers carry them). The
+// attempts of one analysis (a retry's run …-1.1 after …-1) share a run key.
+type Endpoint struct {
+	Metric string
+	Run    string // "<revision>/<use>"; "" for a URL or query that carries no run
+}
+
+// The parts of Templates' URLs and queries that name the run; the analysis controller resolves them
+// from the run's args (utils/analysis factory.go ResolveMetricArgs).
+const (
+	webRunQuery     = "?" + argRevision + "={{args." + argRevision + "}}&" + argUse + "={{args." + argUse + "}}"
+	promRunMatchers = "{" + argRevision + `="{{args.` + argRevision + `}}",` + argUse + `="{{args.` + argUse + `}}"}`
+)
+
+var promRun = regexp.MustCompile(`^([^{]*)\{` + argRevision + `="([^"]*)",` + argUse + `="([^"]*)"\}$`)
+
+func runKey(revision, use string) string {
+	if revision == "" && use == "" {
+		return ""
+	}
+	return revision + "/" + use
+}
+
+// WebEndpoint is the endpoint of a web metric's URL (a request's, or a run's resolved metric).
+func WebEndpoint(u *url.URL) Endpoint {
+	q := u.Query()
+	return Endpoint{Metric: strings.TrimPrefix(u.Path, "/web/"), Run: runKey(q.Get(argRevision), q.Get(argUse))}
+}
+
+// PrometheusEndpoint is the endpoint of a Prometheus query.
+func PrometheusEndpoint(query string) Endpoint {
+	if m := promRun.FindStringSubmatch(query); m != nil {
+		return Endpoint{Metric: m[1], Run: runKey(m[2], m[3])}
+	}
+	return Endpoint{Metric: query}
 }
 
 // Host is the recorded stand-in for the server's address: timelines must not depend on the port.
 const Host = "metrics.shop.svc"
 
 func NewMetricsServer() (*MetricsServer, error) {
-	m := &MetricsServer{scripts: map[string][]Answer{}, served: map[string]int{}, requests: map[string]int{}}
+	m := &MetricsServer{scripts: map[string][]Answer{}, served: map[string]int{}, requests: map[Endpoint]int{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -83,14 +123,14 @@ func (m *MetricsServer) Reset() {
 	defer m.mu.Unlock()
 	m.scripts = map[string][]Answer{}
 	m.served = map[string]int{}
-	m.requests = map[string]int{}
+	m.requests = map[Endpoint]int{}
 }
 
-// Requests are the requests received so far, by endpoint.
-func (m *MetricsServer) Requests() map[string]int {
+// Requests are the requests received so far, by endpoint and run.
+func (m *MetricsServer) Requests() map[Endpoint]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[string]int{}
+	out := map[Endpoint]int{}
 	for k, v := range m.requests {
 		out[k] = v
 	}
@@ -147,18 +187,19 @@ func (m *MetricsServer) Up() error {
 func (m *MetricsServer) Close() { _ = m.Down() }
 
 func (m *MetricsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var metric string
+	var e Endpoint
 	prom := false
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/web/"):
-		metric = strings.TrimPrefix(r.URL.Path, "/web/")
+		e = WebEndpoint(r.URL)
 	case r.URL.Path == "/prometheus/api/v1/query":
 		// the query names the scripted series
 		_ = r.ParseForm()
-		metric, prom = r.Form.Get("query"), true
+		e, prom = PrometheusEndpoint(r.Form.Get("query")), true
 	}
+	metric := e.Metric
 	m.mu.Lock()
-	m.requests[metric]++
+	m.requests[e]++
 	m.mu.Unlock()
 	if metric == "" {
 		http.NotFound(w, r)

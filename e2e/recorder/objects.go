@@ -51,8 +51,36 @@ func baseRollout() *v1alpha1.Rollout {
 	}
 }
 
-func analysisOf(templates ...string) *v1alpha1.RolloutAnalysis {
-	a := &v1alpha1.RolloutAnalysis{}
+// The args every use of Templates sets, which the metric URLs and queries carry (metrics.go runOf): the
+// revision being analysed, and which analysis of it the use is. The controller resolves the revision from
+// the ReplicaSet it analyses (utils/analysis factory.go BuildArgumentsForRolloutAnalysisRun, for
+// rollout/analysis.go's step, background, pre- and post-promotion runs and rollout/experiment.go's
+// experiment analyses alike). The templates give neither a default, so a use that forgets one makes run
+// creation fail (utils/analysis helpers.go MergeArgs: "args.use was not resolved") rather than sharing a
+// key with another use.
+const (
+	argRevision = "revision"
+	argUse      = "use"
+)
+
+// useArgs are the args of one use of a template.
+func useArgs(use string) []v1alpha1.AnalysisRunArgument {
+	latest := v1alpha1.Latest
+	return []v1alpha1.AnalysisRunArgument{
+		{Name: argRevision, ValueFrom: &v1alpha1.ArgumentValueFrom{PodTemplateHashValue: &latest}},
+		{Name: argUse, Value: use},
+	}
+}
+
+// The literal use of each kind of analysis (step analyses and experiments add the step index).
+const (
+	useBackground = "background"
+	usePre        = "pre"
+	usePost       = "post"
+)
+
+func analysisOf(use string, templates ...string) *v1alpha1.RolloutAnalysis {
+	a := &v1alpha1.RolloutAnalysis{Args: useArgs(use)}
 	for _, t := range templates {
 		a.Templates = append(a.Templates, v1alpha1.AnalysisTemplateRef{TemplateName: t})
 	}
@@ -65,9 +93,20 @@ func CanaryRollout(background string, steps ...v1alpha1.CanaryStep) *v1alpha1.Ro
 	ro := baseRollout()
 	surge := intstr.FromString("25%")
 	unavailable := intstr.FromInt32(0)
+	for i := range steps {
+		// AnalysisStep and ExperimentStep do not know their index; the use does.
+		if a := steps[i].Analysis; a != nil {
+			a.Args = useArgs(fmt.Sprintf("step-%d", i))
+		}
+		if e := steps[i].Experiment; e != nil {
+			for j := range e.Analyses {
+				e.Analyses[j].Args = useArgs(fmt.Sprintf("step-%d-%s", i, e.Analyses[j].Name))
+			}
+		}
+	}
 	ro.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{MaxSurge: &surge, MaxUnavailable: &unavailable, Steps: steps}
 	if background != "" {
-		ro.Spec.Strategy.Canary.Analysis = &v1alpha1.RolloutAnalysisBackground{RolloutAnalysis: *analysisOf(background)}
+		ro.Spec.Strategy.Canary.Analysis = &v1alpha1.RolloutAnalysisBackground{RolloutAnalysis: *analysisOf(useBackground, background)}
 	}
 	return ro
 }
@@ -91,10 +130,10 @@ func BlueGreenRollout(pre, post string) *v1alpha1.Rollout {
 		PreviewService: Name + "-preview",
 	}
 	if pre != "" {
-		ro.Spec.Strategy.BlueGreen.PrePromotionAnalysis = analysisOf(pre)
+		ro.Spec.Strategy.BlueGreen.PrePromotionAnalysis = analysisOf(usePre, pre)
 	}
 	if post != "" {
-		ro.Spec.Strategy.BlueGreen.PostPromotionAnalysis = analysisOf(post)
+		ro.Spec.Strategy.BlueGreen.PostPromotionAnalysis = analysisOf(usePost, post)
 	}
 	return ro
 }
@@ -133,8 +172,10 @@ func Pause(seconds int) v1alpha1.CanaryStep {
 	return v1alpha1.CanaryStep{Pause: p}
 }
 
+// AnalysisStep is a step analysis; CanaryRollout sets its use args (the step index).
 func AnalysisStep(template string) v1alpha1.CanaryStep {
-	return v1alpha1.CanaryStep{Analysis: analysisOf(template)}
+	a := &v1alpha1.RolloutAnalysis{Templates: []v1alpha1.AnalysisTemplateRef{{TemplateName: template}}}
+	return v1alpha1.CanaryStep{Analysis: a}
 }
 
 // Templates every scenario creates. Each metric is measured by the analysis controller through a real
@@ -152,9 +193,12 @@ func AnalysisStep(template string) v1alpha1.CanaryStep {
 //     measurements, success at <= 0.3 s;
 //   - smoke: web, one measurement (the experiment's analysis);
 //   - with-dry-run: success-rate plus canary-errors (error-rate's thresholds), which scenarios mark dryRun.
+//
+// Every template declares the args revision and use (useArgs), without defaults, and its URLs and queries
+// carry them, so that the metrics server counts requests per run (metrics.go runOf).
 func Templates(m *MetricsServer) []*v1alpha1.AnalysisTemplate {
 	web := func(metric string) v1alpha1.MetricProvider {
-		return v1alpha1.MetricProvider{Web: &v1alpha1.WebMetric{URL: m.URL(metric), JSONPath: "{$.value}"}}
+		return v1alpha1.MetricProvider{Web: &v1alpha1.WebMetric{URL: m.URL(metric) + webRunQuery, JSONPath: "{$.value}"}}
 	}
 	successRate := func(name, endpoint string) v1alpha1.Metric {
 		return v1alpha1.Metric{
@@ -180,7 +224,8 @@ func Templates(m *MetricsServer) []*v1alpha1.AnalysisTemplate {
 	tmpl := func(name string, metrics ...v1alpha1.Metric) *v1alpha1.AnalysisTemplate {
 		return &v1alpha1.AnalysisTemplate{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace},
-			Spec:       v1alpha1.AnalysisTemplateSpec{Metrics: metrics},
+			Spec: v1alpha1.AnalysisTemplateSpec{Metrics: metrics,
+				Args: []v1alpha1.Argument{{Name: argRevision}, {Name: argUse}}},
 		}
 	}
 	delayed := successRate("success-rate", "success-rate")
@@ -205,7 +250,7 @@ func Templates(m *MetricsServer) []*v1alpha1.AnalysisTemplate {
 		FailureCondition: "result[0] > 0.5",
 		Provider: v1alpha1.MetricProvider{Prometheus: &v1alpha1.PrometheusMetric{
 			Address: m.PrometheusAddress(),
-			Query:   "latency_p99",
+			Query:   "latency_p99" + promRunMatchers,
 		}},
 	}
 	return []*v1alpha1.AnalysisTemplate{
@@ -224,6 +269,7 @@ func Templates(m *MetricsServer) []*v1alpha1.AnalysisTemplate {
 
 // ExperimentStep runs the Rollout's new pod template as one canary pod for the experiment, with the
 // analysis template as a requiredForCompletion analysis (no duration: the experiment ends with it).
+// CanaryRollout sets the analysis's use args (the step index and the analysis's name).
 func ExperimentStep(template string) v1alpha1.CanaryStep {
 	return v1alpha1.CanaryStep{Experiment: &v1alpha1.RolloutExperimentStep{
 		Templates: []v1alpha1.RolloutExperimentTemplate{{Name: "canary", SpecRef: v1alpha1.CanarySpecRef, Replicas: ptr(int32(1))}},

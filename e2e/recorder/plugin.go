@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	analysisutil "github.com/argoproj/argo-rollouts/utils/analysis"
 	goplugin "github.com/hashicorp/go-plugin"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -295,8 +297,8 @@ type PluginResult struct {
 	// Expected is what the scenario declares: the verification at release, and Kargo's.
 	Expected map[string]string `json:"expected"`
 	// Requests is what the scenario's metric server received; Measurements what the Rollout's own runs
-	// record (count + error of every metric result); Duplicates the requests to an endpoint beyond the
-	// measurements of it; Unreached the measurements that reached no endpoint (connection refused).
+	// record (count + error of every metric result); Duplicates the requests to a metric for a run beyond
+	// the run's measurements of it; Unreached the measurements that reached no endpoint (connection refused).
 	Requests     int `json:"requests"`
 	Measurements int `json:"measurements"`
 	Duplicates   int `json:"duplicates"`
@@ -528,10 +530,13 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 	if vs[0].started < 0 {
 		problems = append(problems, "the verification at release never started")
 	}
-	// Requests to the metric server against the Rollout's own measurements, by endpoint: a request no
-	// measurement of the Rollout's runs of that endpoint explains is a duplicate query. Measurements that
-	// failed to connect (the server down) reached no endpoint; they are counted apart.
-	measured := map[string]int{}
+	// Requests to the metric server against the Rollout's own measurements, per metric and run: a
+	// request that no measurement of the run its URL or query names explains is a duplicate query. The
+	// run is read back from the run itself: its metrics resolved with its args by the controller's own
+	// function, as the analysis controller does before it measures. The attempts of one analysis (a
+	// retry: …-1, …-1.1) carry the same args, so they share a key and are counted together.
+	// Measurements that failed to connect (the server down) reached no endpoint; they are counted apart.
+	measured := map[Endpoint]int{}
 	for _, ar := range w.AnalysisRuns() {
 		if ar.Labels[kargoStageLabel] != "" {
 			for _, mr := range ar.Status.MetricResults {
@@ -543,27 +548,32 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 		}
 		for _, m := range ar.Spec.Metrics {
 			for _, mr := range ar.Status.MetricResults {
-				if mr.Name == m.Name {
-					measured[endpointOf(m)] += int(mr.Count + mr.Error)
-					res.Measurements += int(mr.Count + mr.Error)
+				if mr.Name != m.Name {
+					continue
 				}
+				e, err := endpointOf(m, ar.Spec.Args)
+				if err != nil {
+					return res, fmt.Errorf("AnalysisRun %s metric %s: %w", ar.Name, m.Name, err)
+				}
+				measured[e] += int(mr.Count + mr.Error)
+				res.Measurements += int(mr.Count + mr.Error)
 			}
 		}
 	}
 	requests := env.Metrics.Requests()
-	for endpoint := range measured {
-		if _, ok := requests[endpoint]; !ok {
-			requests[endpoint] = 0
+	for e := range measured {
+		if _, ok := requests[e]; !ok {
+			requests[e] = 0
 		}
 	}
-	for endpoint, n := range requests {
+	for e, n := range requests {
 		res.Requests += n
 		switch {
-		case n > measured[endpoint]:
-			res.Duplicates += n - measured[endpoint]
-			problems = append(problems, fmt.Sprintf("%d requests to %q beyond the Rollout's own %d measurements of it", n-measured[endpoint], endpoint, measured[endpoint]))
-		case n < measured[endpoint]:
-			res.Unreached += measured[endpoint] - n
+		case n > measured[e]:
+			res.Duplicates += n - measured[e]
+			problems = append(problems, fmt.Sprintf("%d requests to %q of run %q beyond the Rollout's own %d measurements of it", n-measured[e], e.Metric, e.Run, measured[e]))
+		case n < measured[e]:
+			res.Unreached += measured[e] - n
 		}
 	}
 	if len(problems) > 0 {
@@ -572,13 +582,23 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 	return res, nil
 }
 
-// endpointOf is the metrics server's endpoint a metric queries (MetricsServer.ServeHTTP).
-func endpointOf(m v1alpha1.Metric) string {
-	switch {
-	case m.Provider.Web != nil:
-		return m.Provider.Web.URL[strings.LastIndex(m.Provider.Web.URL, "/web/")+len("/web/"):]
-	case m.Provider.Prometheus != nil:
-		return m.Provider.Prometheus.Query
+// endpointOf is the metrics server's endpoint and run a run's metric queries (MetricsServer.ServeHTTP):
+// the metric resolved with the run's args (utils/analysis factory.go ResolveMetricArgs, which the analysis
+// controller applies before every measurement, analysis/analysis.go).
+func endpointOf(m v1alpha1.Metric, args []v1alpha1.Argument) (Endpoint, error) {
+	r, err := analysisutil.ResolveMetricArgs(m, args)
+	if err != nil {
+		return Endpoint{}, err
 	}
-	return ""
+	switch {
+	case r.Provider.Web != nil:
+		u, err := url.Parse(r.Provider.Web.URL)
+		if err != nil {
+			return Endpoint{}, err
+		}
+		return WebEndpoint(u), nil
+	case r.Provider.Prometheus != nil:
+		return PrometheusEndpoint(r.Provider.Prometheus.Query), nil
+	}
+	return Endpoint{}, fmt.Errorf("no web or prometheus provider")
 }
