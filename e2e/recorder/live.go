@@ -563,29 +563,6 @@ func (g *GitDelivery) Refresh(w *World) error {
 	})
 }
 
-// settleSync lets a sync that waits on the Application's health take its next step before the next tick:
-// while an operation runs and Argo CD finds the Application Healthy, its barrier passes and the sync ends
-// on Argo CD's own clock, so the suite waits (up to 20 s) until it has. Without this, whether the sync
-// ends before the controllers' next reconcile depends on the machine's speed.
-func (g *GitDelivery) settleSync() error {
-	apps := g.dyn.Resource(ApplicationGVR).Namespace(ArgoCDNamespace)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		app, err := apps.Get(context.Background(), g.app, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		health, _, _ := unstructured.NestedString(app.Object, "status", "health", "status")
-		phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
-		_, pending := app.Object["operation"]
-		if health != "Healthy" || (!pending && phase != "Running") {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return nil
-}
-
 // watch records every change of the Application's status.health.status until Close.
 func (g *GitDelivery) watch() error {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -232,9 +232,6 @@ func RecordLive(env *Env, a *ArgoCD, sc Scenario, bins pluginBinaries, config ma
 		if err := d.Refresh(w); err != nil {
 			return err
 		}
-		if err := d.settleSync(); err != nil {
-			return err
-		}
 		if err := k.observe(w); err != nil {
 			return err
 		}
@@ -418,9 +415,12 @@ func RunLive(t *testing.T, env *Env, update bool) {
 	if t.Failed() {
 		return
 	}
-	// the checks must be able to fail: with health checks that ignore the analysis, a rule must break
-	if report.BuiltinBroken == 0 {
-		t.Errorf("Argo CD's built-in health checks broke no rule in %d scenarios: the checks cannot tell them from ours", len(LiveScenarios))
+	// the install is what the comparison is about, and the checks must be able to fail: with health
+	// checks that ignore the analysis, Argo CD must show something else than with ours, or break a rule.
+	// (Behind the barrier, Kargo's Promotion gate hides most of what the built-ins get wrong: the replay
+	// shows it frame by frame.)
+	if differ == 0 && report.BuiltinBroken == 0 {
+		t.Errorf("Argo CD's built-in health checks showed what ours show and broke no rule in %d scenarios: was argocd-cm with our scripts installed?", len(LiveScenarios))
 	}
 	writeOrCompare(t, filepath.Join(sourceDir(), "..", "testdata", "live", RolloutsVersion()+".yaml"), report, update)
 }
