@@ -3,7 +3,7 @@ GO ?= go
 # Packages with golden files (they define the -update flag).
 GOLDEN_PKGS = ./generator/ ./inspect/ ./hooks/ ./verdict/
 
-.PHONY: test-kargostage reliability e2e-live timelines-png all build dist test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
+.PHONY: e2e-all e2e-stream-v1.8 e2e-stream-v1.10 test-kargostage reliability e2e-live timelines-png all build dist test test-v2 test-analysisruns test-v3 test-v36 test-rollouts110 test-upstream bench bench-cli fuzz golden verify example e2e builtin-scripts skips-reset skips-summary check-no-skips
 
 all: build test
 
@@ -27,7 +27,7 @@ export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
 # The full suite: the main module (engine, scripts, CLI, generator, Argo CD v2.14 and Argo Rollouts
 # conformance), the Argo CD v3.2 and v3.6 conformance modules, and the Argo Rollouts v1.10.2 corpus.
-test: skips-reset test-v2 test-analysisruns test-kargostage test-v3 test-v36 test-rollouts110 test-upstream e2e e2e-live
+test: skips-reset test-v2 test-analysisruns test-kargostage test-v3 test-v36 test-rollouts110 test-upstream e2e-all
 	@$(MAKE) --no-print-directory skips-summary
 
 skips-reset:
@@ -139,16 +139,76 @@ E2E_GO127 = GOTOOLCHAIN=go1.27.3
 E2E_PLUGIN ?= $(CURDIR)/bin/rollouts-plugin-metric-analysis-health
 E2E_ANALYSIS_HEALTH ?= $(CURDIR)/bin/analysis-health
 E2E_ENV = E2E_APISERVER=$(E2E_APISERVER) E2E_PLUGIN=$(E2E_PLUGIN) E2E_ANALYSIS_HEALTH=$(E2E_ANALYSIS_HEALTH)
+# Every test of the recorder modules but the reliability and the live suite, which run on their own.
+E2E_RECORD = -skip '^(TestReliability|TestLive)$$'
+# v1.10's recorder is built with the live suite's tags, so that both use one test binary.
+E2E_V110_TAGS = -tags 'rollouts_v1_10 e2e_live'
+# The steps, as canned recipes (one command a line) that the targets below string together.
+define e2e_bins
+cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
+$(GO) build -o $(E2E_PLUGIN) ./cmd/rollouts-plugin-metric-analysis-health
+$(GO) build -o $(E2E_ANALYSIS_HEALTH) ./cmd/analysis-health
+endef
+define e2e_record_v1.8
+cd e2e/recorder && $(E2E_ENV) $(GO) test -count=1 -timeout 60m $(E2E_RECORD) . $(E2E_UPDATE)
+endef
+define e2e_record_v1.10
+cd e2e/recorder/v1.10 && $(E2E_ENV) $(E2E_GO127) $(GO) test -count=1 -timeout 60m $(E2E_V110_TAGS) $(E2E_RECORD) . $(E2E_UPDATE)
+endef
+# the plugin's reliability (docs/reliability.md): faults, least privilege, oversized objects and the
+# 200-Rollout load, asserted; never -update here (make reliability records the run the page shows)
+define e2e_reliability
+cd e2e/recorder && $(E2E_ENV) $(GO) test -count=1 -timeout 30m -run '^TestReliability$$' .
+endef
+define e2e_replay
+$(GO) test -count=1 -timeout 30m ./e2e/ -run 'TestKargo|TestAnalysisRunsAreNotManaged|TestRolloutHealthGolden' $(E2E_UPDATE)
+endef
+define e2e_argocd
+cd e2e/live/argocd && $(E2E_GO127) $(GO) build -o $(E2E_ARGOCD) .
+endef
+define e2e_live_run
+cd e2e/recorder/v1.10 && $(E2E_ENV) E2E_ARGOCD=$(E2E_ARGOCD) $(E2E_GO127) $(GO) test -count=1 -timeout 30m $(E2E_V110_TAGS) -run '^TestLive$$' . $(E2E_UPDATE)
+endef
+define e2e_livedoc
+$(GO) test -count=1 ./e2e/ -run 'TestLiveDoc' $(E2E_UPDATE)
+endef
+
 e2e:
-	cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
-	$(GO) build -o $(E2E_PLUGIN) ./cmd/rollouts-plugin-metric-analysis-health
-	$(GO) build -o $(E2E_ANALYSIS_HEALTH) ./cmd/analysis-health
-	cd e2e/recorder && $(E2E_ENV) $(GO) test -count=1 -timeout 60m -run 'TestRecord|TestGuard|TestPluginVerification|TestPluginRemoved|TestExperimentTerminate' . $(E2E_UPDATE)
-	cd e2e/recorder/v1.10 && $(E2E_ENV) $(E2E_GO127) $(GO) test -count=1 -timeout 60m -tags rollouts_v1_10 . $(E2E_UPDATE)
-	# the plugin's reliability (docs/reliability.md): faults, least privilege, oversized objects and the
-	# 200-Rollout load, asserted; never -update here (make reliability records the run the page shows)
-	cd e2e/recorder && $(E2E_ENV) $(GO) test -count=1 -timeout 30m -run '^TestReliability$$' .
-	$(GO) test -count=1 -timeout 30m ./e2e/ -run 'TestKargo|TestAnalysisRunsAreNotManaged|TestRolloutHealthGolden' $(E2E_UPDATE)
+	$(e2e_bins)
+	$(e2e_record_v1.8)
+	$(e2e_record_v1.10)
+	$(e2e_reliability)
+	$(e2e_replay)
+
+# make e2e and make e2e-live as make test runs them: first two streams side by side, one per Rollouts version
+# (v1.8.5: its recording, then the reliability; v1.10.2: its recording, then the build of the Argo CD
+# program), then the live suite alone, then the replay and the live page, which read what they wrote. Each
+# recorder has its own API server program and metrics server, on ports of their own, and keeps about one
+# of the two cores busy (v1.8.5's TestRecord: 203 s of CPU in 188 s), and the recordings are on the fake
+# clock, so the two take little more than the longer alone. The live suite runs alone because Argo CD
+# runs on the real clock. -O keeps each stream's output together. UPDATE=1 runs the steps one after the
+# other instead, in the order in which they read what the one before wrote (the live suite reads the
+# replay's health).
+ifeq ($(UPDATE),1)
+e2e-all:
+	$(MAKE) --no-print-directory e2e
+	$(MAKE) --no-print-directory e2e-live
+else
+e2e-all:
+	$(e2e_bins)
+	$(MAKE) --no-print-directory -j2 -O e2e-stream-v1.8 e2e-stream-v1.10
+	$(e2e_live_run)
+	$(e2e_replay)
+	$(e2e_livedoc)
+endif
+
+e2e-stream-v1.8:
+	$(e2e_record_v1.8)
+	$(e2e_reliability)
+
+e2e-stream-v1.10:
+	$(e2e_record_v1.10)
+	$(e2e_argocd)
 
 # The plugin's reliability (docs/reliability.md, generated from the committed run): e2e/recorder
 # TestReliability in the real analysis controller with loads of RELIABILITY_LOAD Rollouts writes
@@ -178,12 +238,10 @@ reliability:
 # argocd-cm rendered by Helm from the vendored argo-helm chart with `generate --format helm`.
 E2E_ARGOCD ?= $(CURDIR)/bin/argocd-live
 e2e-live:
-	cd e2e/apiserver && $(E2E_GO127) $(GO) build -o $(E2E_APISERVER) .
-	cd e2e/live/argocd && $(E2E_GO127) $(GO) build -o $(E2E_ARGOCD) .
-	$(GO) build -o $(E2E_PLUGIN) ./cmd/rollouts-plugin-metric-analysis-health
-	$(GO) build -o $(E2E_ANALYSIS_HEALTH) ./cmd/analysis-health
-	cd e2e/recorder/v1.10 && $(E2E_ENV) E2E_ARGOCD=$(E2E_ARGOCD) $(E2E_GO127) $(GO) test -count=1 -timeout 30m -tags 'rollouts_v1_10 e2e_live' -run 'TestLive' . $(E2E_UPDATE)
-	$(GO) test -count=1 ./e2e/ -run 'TestLiveDoc' $(E2E_UPDATE)
+	$(e2e_bins)
+	$(e2e_argocd)
+	$(e2e_live_run)
+	$(e2e_livedoc)
 
 # A sample of docs/timelines (the README's picture and the tallest of each version) rendered in headless
 # Chromium at GitHub's content width on its light and dark page background; fails if a picture is blank,

@@ -232,6 +232,38 @@ func stripAttempt(name string) string {
 	return name
 }
 
+// EndedWithoutVerdict reports whether the rollout controller has stopped waiting for a run's (or an
+// experiment's) verdict, so that the release no longer waits on it:
+//   - it terminated it (spec.terminate): the analysis controller then ends the run Successful, "Run
+//     Terminated", unless a metric already exceeded its limit (analysis/analysis.go assessRunStatus);
+//   - it released it because the revision is fully promoted: rollout/analysis.go
+//     reconcileBackgroundAnalysisRun returns no current background run once rolloututil.IsFullyPromoted, so
+//     the Rollout's status stops naming it, and the next reconcile terminates it with the other runs that
+//     are no longer current (cancelAnalysisRuns). A measurement taken before that reconcile may still fail
+//     the run, and the rollout controller then ignores it (canary-background-failed-after-promotion on
+//     v1.8.5): the release is done, but the analysis did not pass, which the plugin's verdict (package
+//     verdict, strict) still reports.
+//
+// It is the one rule of this for every check of a revision's release: e2e/timeline's verdicts of the
+// recorded frames, and the recorder's ground truth at each tick. e2e/timeline
+// TestEndedWithoutVerdictIsTheControllers holds it to the recorded frames.
+func EndedWithoutVerdict(rollout, run map[string]any) bool {
+	if mapOf(run["spec"])["terminate"] == true {
+		return true
+	}
+	status := mapOf(rollout["status"])
+	if str(status["stableRS"]) == "" || str(status["stableRS"]) != str(status["currentPodHash"]) {
+		return false
+	}
+	name := objName(run)
+	for _, current := range StatusRefs(rollout) {
+		if current == name {
+			return false
+		}
+	}
+	return true
+}
+
 // StatusRefs are the runs the Rollout's status names as its current ones, by run type: what the rollout
 // controller itself considers the newest run of each analysis of the current revision
 // (rollout/analysis.go reconcileAnalysisRuns; status.canary.currentStepAnalysisRunStatus,

@@ -102,3 +102,39 @@ func TestAttempt(t *testing.T) {
 		}
 	}
 }
+
+func TestEndedWithoutVerdict(t *testing.T) {
+	run := func(name string, terminate bool) map[string]any {
+		r := obj(name, "Rollout", "app", "abc", Background, "", "2", "")
+		if terminate {
+			r["spec"] = map[string]any{"terminate": true}
+		}
+		return r
+	}
+	status := func(stable, current, background string) map[string]any {
+		st := map[string]any{"stableRS": stable, "currentPodHash": current}
+		if background != "" {
+			st["canary"] = map[string]any{"currentBackgroundAnalysisRunStatus": map[string]any{"name": background}}
+		}
+		return map[string]any{"status": st}
+	}
+	for _, tc := range []struct {
+		name    string
+		rollout map[string]any
+		run     map[string]any
+		want    bool
+	}{
+		{"terminated", status("old", "abc", "bg"), run("bg", true), true},
+		{"running, during the update", status("old", "abc", "bg"), run("bg", false), false},
+		{"running, promoted, still named current", status("abc", "abc", "bg"), run("bg", false), false},
+		{"running, promoted, released", status("abc", "abc", ""), run("bg", false), true},
+		{"promoted, another run named", status("abc", "abc", "bg.1"), run("bg", false), true},
+		{"no stable revision yet", status("", "", ""), run("bg", false), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := EndedWithoutVerdict(tc.rollout, tc.run); got != tc.want {
+				t.Errorf("%v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -166,8 +166,8 @@ func TestLiveDoc(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "\nWith Argo CD's built-in health checks, the Application's health differs from ours in %d of the %d scenarios, and the driver flagged %d check(s). "+
 		"Behind the barrier, Kargo's Promotion gate hides most of what the built-ins get wrong (the replay above shows it frame by frame). "+
-		"A flag of \"the Promotion Succeeded before every analysis … passed\" comes from the tick of the promotion write: the background run is still Running, and the controller terminates it at its next reconcile. "+
-		"The replay's verdicts count that run as passed; the driver's ground truth does not. Whether the sync ends within that tick depends on Argo CD's clock.\n", differ, len(rep.Declared), rep.BuiltinBroken)
+		"The Promotion may succeed while a background run released by the promotion still measures (analysisruns EndedWithoutVerdict: the rollout controller no longer waits on it, and terminates it at its next reconcile); "+
+		"such a run may still fail, which the Freight's verification shows, so the driver holds the Promotion to the release and the Freight to the analysis.\n", differ, len(rep.Declared), rep.BuiltinBroken)
 	if len(notes) > 0 {
 		b.WriteString("\nWhere live and replay differ, and why:\n\n" + strings.Join(notes, "\n") + "\n")
 	}

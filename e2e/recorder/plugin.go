@@ -308,30 +308,42 @@ type PluginResult struct {
 // analysisState is the ground truth at a frame for one revision, from the Rollout's own runs of it as
 // analysisruns selects them (the newest attempt of each analysis, and the runs its experiments own).
 type analysisState struct {
-	passed bool     // the revision is current and stable, and every run and experiment of it Successful
+	passed bool // the revision is current and stable, and every run and experiment of it Successful
+	// done: the revision is current and stable, and the release waits on none of its runs: each is
+	// Successful or, still measuring, ended by the controller without a verdict
+	// (analysisruns.EndedWithoutVerdict; such a run may still fail, so done is not passed)
+	done   bool
 	failed []string // runs Failed or Error
 }
 
 func groundTruth(w *World, ro *v1alpha1.Rollout, hash string) (analysisState, error) {
-	st := analysisState{passed: hash != "" && ro.Status.StableRS == hash && ro.Status.CurrentPodHash == hash}
+	promoted := hash != "" && ro.Status.StableRS == hash && ro.Status.CurrentPodHash == hash
+	st := analysisState{passed: promoted, done: promoted}
 	rollout, runs, exps, err := w.unstructuredState()
 	if err != nil {
 		return st, err
 	}
 	rv := analysisruns.Of(rollout, runs, exps, hash)
-	for _, e := range rv.Experiments {
-		if phase, _, _ := unstructured.NestedString(e, "status", "phase"); phase != string(v1alpha1.AnalysisPhaseSuccessful) {
-			st.passed = false
-		}
-	}
-	for _, r := range rv.Runs {
-		switch phase, _, _ := unstructured.NestedString(r.Object, "status", "phase"); v1alpha1.AnalysisPhase(phase) {
+	judge := func(o map[string]any) string {
+		phase, _, _ := unstructured.NestedString(o, "status", "phase")
+		switch v1alpha1.AnalysisPhase(phase) {
 		case v1alpha1.AnalysisPhaseSuccessful:
-		case v1alpha1.AnalysisPhaseFailed, v1alpha1.AnalysisPhaseError:
-			st.passed = false
-			st.failed = append(st.failed, r.Name+" "+phase)
+		case v1alpha1.AnalysisPhaseFailed, v1alpha1.AnalysisPhaseError, v1alpha1.AnalysisPhaseInconclusive:
+			st.passed, st.done = false, false
 		default:
 			st.passed = false
+			if !analysisruns.EndedWithoutVerdict(rollout, o) {
+				st.done = false
+			}
+		}
+		return phase
+	}
+	for _, e := range rv.Experiments {
+		judge(e)
+	}
+	for _, r := range rv.Runs {
+		if phase := judge(r.Object); phase == string(v1alpha1.AnalysisPhaseFailed) || phase == string(v1alpha1.AnalysisPhaseError) {
+			st.failed = append(st.failed, r.Name+" "+phase)
 		}
 	}
 	sort.Strings(st.failed)

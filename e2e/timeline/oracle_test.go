@@ -163,3 +163,65 @@ func TestOneRuleForTheRunsOfARevision(t *testing.T) {
 		}
 	}
 }
+
+// TestEndedWithoutVerdictIsTheControllers holds the rule of a run the release no longer waits on (package
+// analysisruns EndedWithoutVerdict, which the replay's verdicts and the recorder's ground truth call)
+// against the controllers' own answer, on every recorded frame of both Rollouts versions. For a run or
+// experiment of the current revision still measuring that the rule calls ended:
+//   - terminated (spec.terminate): the analysis controller ends it Successful;
+//   - released by the promotion: the rollout controller never acts on it again: in every later frame the
+//     Rollout keeps the same stable revision, is not aborted, and names it as no current run.
+func TestEndedWithoutVerdictIsTheControllers(t *testing.T) {
+	checked := map[string]int{}
+	for _, v := range Versions {
+		tls, err := Load(filepath.Join("..", "testdata", "timelines"), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range tls {
+			last := tl.Frames[len(tl.Frames)-1]
+			final := map[string]map[string]any{}
+			for _, o := range append(append([]map[string]any{}, last.AnalysisRuns...), last.Experiments...) {
+				final[Str(o, "metadata", "name")] = o
+			}
+			for i, f := range tl.Frames {
+				rv := analysisruns.Of(f.Rollout, f.AnalysisRuns, f.Experiments, Str(f.Rollout, "status", "currentPodHash"))
+				objs := rv.Experiments
+				for _, r := range rv.Runs {
+					objs = append(objs, r.Object)
+				}
+				for _, o := range objs {
+					name, phase := Str(o, "metadata", "name"), Str(o, "status", "phase")
+					if phase == "Successful" || phase == "Failed" || phase == "Error" || phase == "Inconclusive" ||
+						!analysisruns.EndedWithoutVerdict(f.Rollout, o) {
+						continue
+					}
+					if Str(o, "spec", "terminate") == "true" {
+						checked["terminated"]++
+						if got := Str(final[name], "status", "phase"); got != "Successful" {
+							t.Errorf("%s %s frame %d: %s was terminated while %s, and ended %q", v, tl.Name, i, name, phase, got)
+						}
+						continue
+					}
+					checked["released"]++
+					stable := Str(f.Rollout, "status", "stableRS")
+					for j := i + 1; j < len(tl.Frames); j++ {
+						ro := tl.Frames[j].Rollout
+						named := false
+						for _, n := range analysisruns.StatusRefs(ro) {
+							named = named || n == name
+						}
+						if Str(ro, "status", "stableRS") != stable || Str(ro, "status", "abort") == "true" || named {
+							t.Errorf("%s %s frame %d: %s is called released at frame %d, but the controller acts on it (stable %q, abort %q, named %v)",
+								v, tl.Name, j, name, i, Str(ro, "status", "stableRS"), Str(ro, "status", "abort"), named)
+						}
+					}
+				}
+			}
+		}
+	}
+	if checked["terminated"] == 0 || checked["released"] == 0 {
+		t.Fatalf("checked %v: a kind of ended run never occurs, and its check tests nothing", checked)
+	}
+	t.Logf("frames with a run ended without a verdict: %v", checked)
+}

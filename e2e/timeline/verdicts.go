@@ -84,37 +84,13 @@ func (tl *Timeline) LatestRun(f *Frame, a AnalysisRef) map[string]any {
 	return r.Object
 }
 
-// released: the Rollout is fully promoted and no longer names the run as a current one.
-func released(ro map[string]any, run string) bool {
-	status, _ := ro["status"].(map[string]any)
-	if Str(status, "stableRS") == "" || Str(status, "stableRS") != Str(status, "currentPodHash") {
-		return false
-	}
-	for _, path := range [][]string{
-		{"canary", "currentStepAnalysisRunStatus", "name"},
-		{"canary", "currentBackgroundAnalysisRunStatus", "name"},
-		{"blueGreen", "prePromotionAnalysisRunStatus", "name"},
-		{"blueGreen", "postPromotionAnalysisRunStatus", "name"},
-		{"canary", "currentExperiment"},
-	} {
-		if Str(status, path...) == run {
-			return false
-		}
-	}
-	return true
-}
-
 // Verdicts is the ground truth of a frame, from the AnalysisRuns themselves (which Argo CD never
 // aggregates into the Application): which of the revision's analyses passed, failed, were inconclusive.
 type Verdicts struct {
 	// AllPassed: every analysis of the revision has a latest run that is Successful, or that the rollout
-	// controller ended without a verdict: it terminated the run (spec.terminate; the analysis controller
-	// then ends it Successful "Run Terminated" unless a metric already exceeded its limit,
-	// analysis/analysis.go assessRunStatus), or it released the run because the revision is fully
-	// promoted (rollout/analysis.go reconcileBackgroundAnalysisRun returns no current background run once
-	// rolloututil.IsFullyPromoted, so the Rollout stops referencing it, and the next reconcile terminates
-	// it with the other non-current runs in cancelAnalysisRuns). A run that is Failed, Errored or
-	// Inconclusive never counts as passed, whatever the controller did with it.
+	// controller ended without a verdict (analysisruns.EndedWithoutVerdict: it terminated the run, or
+	// released it because the revision is fully promoted). A run that is Failed, Errored or Inconclusive
+	// never counts as passed, whatever the controller did with it.
 	AllPassed bool
 	Pending   []string // analyses not passed yet, with their run's phase
 	Failed    []string // latest runs Failed or Error
@@ -133,7 +109,7 @@ func (tl *Timeline) Verdicts(i int) Verdicts {
 			continue
 		}
 		name, phase := Str(ar, "metadata", "name"), Str(ar, "status", "phase")
-		terminated := Str(ar, "spec", "terminate") == "true" || released(f.Rollout, name)
+		terminated := analysisruns.EndedWithoutVerdict(f.Rollout, ar)
 		switch phase {
 		case "Successful":
 		case "Failed", "Error", "Inconclusive":
