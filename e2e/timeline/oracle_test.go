@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,14 +21,7 @@ import (
 // the current revision is the run it names.
 func TestNewestRunIsTheControllers(t *testing.T) {
 	checked := map[string]int{}
-	for _, v := range Versions {
-		tls, err := Load(filepath.Join("..", "testdata", "timelines"), v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(tls) == 0 {
-			t.Fatalf("no timelines for %s", v)
-		}
+	for v, tls := range recordedTimelines(t) {
 		for _, tl := range tls {
 			for i, f := range tl.Frames {
 				hash := Str(f.Rollout, "status", "currentPodHash")
@@ -164,6 +158,23 @@ func TestOneRuleForTheRunsOfARevision(t *testing.T) {
 	}
 }
 
+// recordedTimelines are the committed timelines of every Rollouts version, by version.
+func recordedTimelines(t *testing.T) map[string][]*Timeline {
+	t.Helper()
+	out := map[string][]*Timeline{}
+	for _, v := range Versions {
+		tls, err := Load(filepath.Join("..", "testdata", "timelines"), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tls) == 0 {
+			t.Fatalf("no timelines for %s", v)
+		}
+		out[v] = tls
+	}
+	return out
+}
+
 // TestEndedWithoutVerdictIsTheControllers holds the rule of a run the release no longer waits on (package
 // analysisruns EndedWithoutVerdict, which the replay's verdicts and the recorder's ground truth call)
 // against the controllers' own answer, on every recorded frame of both Rollouts versions. For a run or
@@ -173,11 +184,7 @@ func TestOneRuleForTheRunsOfARevision(t *testing.T) {
 //     Rollout keeps the same stable revision, is not aborted, and names it as no current run.
 func TestEndedWithoutVerdictIsTheControllers(t *testing.T) {
 	checked := map[string]int{}
-	for _, v := range Versions {
-		tls, err := Load(filepath.Join("..", "testdata", "timelines"), v)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for v, tls := range recordedTimelines(t) {
 		for _, tl := range tls {
 			last := tl.Frames[len(tl.Frames)-1]
 			final := map[string]map[string]any{}
@@ -204,17 +211,8 @@ func TestEndedWithoutVerdictIsTheControllers(t *testing.T) {
 						continue
 					}
 					checked["released"]++
-					stable := Str(f.Rollout, "status", "stableRS")
-					for j := i + 1; j < len(tl.Frames); j++ {
-						ro := tl.Frames[j].Rollout
-						named := false
-						for _, n := range analysisruns.StatusRefs(ro) {
-							named = named || n == name
-						}
-						if Str(ro, "status", "stableRS") != stable || Str(ro, "status", "abort") == "true" || named {
-							t.Errorf("%s %s frame %d: %s is called released at frame %d, but the controller acts on it (stable %q, abort %q, named %v)",
-								v, tl.Name, j, name, i, Str(ro, "status", "stableRS"), Str(ro, "status", "abort"), named)
-						}
+					if err := actedOnAfter(tl, i, name); err != nil {
+						t.Errorf("%s %s: %s is called released at frame %d, but %v", v, tl.Name, name, i, err)
 					}
 				}
 			}
@@ -224,4 +222,22 @@ func TestEndedWithoutVerdictIsTheControllers(t *testing.T) {
 		t.Fatalf("checked %v: a kind of ended run never occurs, and its check tests nothing", checked)
 	}
 	t.Logf("frames with a run ended without a verdict: %v", checked)
+}
+
+// actedOnAfter is an error if, in a frame after frame i, the rollout controller acts on run: the Rollout
+// has another stable revision, is aborted, or names the run as a current one.
+func actedOnAfter(tl *Timeline, i int, run string) error {
+	stable := Str(tl.Frames[i].Rollout, "status", "stableRS")
+	for j := i + 1; j < len(tl.Frames); j++ {
+		ro := tl.Frames[j].Rollout
+		named := false
+		for _, n := range analysisruns.StatusRefs(ro) {
+			named = named || n == run
+		}
+		if Str(ro, "status", "stableRS") != stable || Str(ro, "status", "abort") == "true" || named {
+			return fmt.Errorf("the controller acts on it at frame %d (stable %q, abort %q, named %v)",
+				j, Str(ro, "status", "stableRS"), Str(ro, "status", "abort"), named)
+		}
+	}
+	return nil
 }
