@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/internal/golden"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 )
 
@@ -45,7 +46,7 @@ func TestFormsEqualSourceOnFixtures(t *testing.T) {
 	}
 	for _, inconclusive := range []string{InconclusiveSuspended, InconclusiveDegraded} {
 		for _, k := range lua.Kinds() {
-			src, err := sourceScript(k, resolved{inconclusive: inconclusive})
+			src, err := sourceScript(k, resolved{src: lua.FS, inconclusive: inconclusive})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,18 +155,12 @@ func TestFlattenRefusesWhatWouldChangeMeaning(t *testing.T) {
 	}
 }
 
-// Golden files per form: testdata/forms/<form>/<group>_<Kind>.lua and the argocd-cm holding them, default
-// options.
+// One golden file per form: testdata/forms/<form>/argocd-cm.yaml, the argocd-cm holding every script in
+// that form, default options. Each of its health keys is the script Script renders for that Argo CD version
+// (checked here, so the scripts are not stored a second time).
 func TestFormsGolden(t *testing.T) {
 	for _, f := range Forms() {
 		version := map[Form]string{FormLazy: "v2.14", FormFlat: "v3.6"}[f]
-		for _, k := range lua.Kinds() {
-			s, err := Script(k, Options{ArgoCDVersion: version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.File(t, filepath.Join("testdata", "forms", string(f), k.ConfigMapSuffix()+".lua"), []byte(s))
-		}
 		files, err := Generate(ConfigMap, Options{ArgoCDVersion: version})
 		if err != nil {
 			t.Fatal(err)
@@ -173,7 +168,24 @@ func TestFormsGolden(t *testing.T) {
 		if !strings.Contains(string(files[0].Data), "--argocd-version "+version) {
 			t.Errorf("%s argocd-cm: the header's command does not name the Argo CD version", version)
 		}
-		golden.File(t, filepath.Join("testdata", "forms", string(f), "argocd-cm.yaml"), files[0].Data)
+		var cm struct{ Data map[string]string }
+		if err := sigsyaml.Unmarshal(files[0].Data, &cm); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range lua.Kinds() {
+			s, err := Script(k, Options{ArgoCDVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, ok := cm.Data[HealthKey(k)]; !ok || got != s {
+				t.Errorf("%s argocd-cm: %s is not the %s form of the script (present: %v)", version, HealthKey(k), f, ok)
+			}
+			if f == FormFlat && !strings.HasPrefix(s, "-- analysis-health "+k.Key()+" health, one chunk for Argo CD "+version) ||
+				f == FormLazy && !strings.HasPrefix(s, "-- analysis-health lua/"+k.Key()+"/health.lua minified for Argo CD "+version+"\n") {
+				t.Errorf("%s form of %s: no header line naming the source and the version:\n%.200s", f, k.Key(), s)
+			}
+		}
+		assertGoldenFile(t, filepath.Join("testdata", "forms", string(f), "argocd-cm.yaml"), files[0].Data)
 	}
 }
 

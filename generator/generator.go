@@ -10,11 +10,12 @@ package generator
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 )
 
@@ -120,8 +121,10 @@ type File struct {
 	Data []byte
 }
 
-// resolved is Options validated and with defaults applied.
+// resolved is Options validated and with defaults applied, against the script tree it renders.
 type resolved struct {
+	// src is the script tree, in package lua's layout: lua.FS except in the tests (generate).
+	src          fs.FS
 	inconclusive string
 	kinds        []lua.Kind
 	namespace    string
@@ -144,8 +147,13 @@ func (o Options) Validate() error {
 	return err
 }
 
-func (o Options) resolve() (resolved, error) {
+// resolve validates o against the embedded scripts.
+func (o Options) resolve() (resolved, error) { return o.resolveIn(lua.FS) }
+
+// resolveIn validates o against the script tree src.
+func (o Options) resolveIn(src fs.FS) (resolved, error) {
 	r := resolved{
+		src:          src,
 		inconclusive: o.Inconclusive, namespace: o.Namespace, argocdName: o.ArgoCDName, version: o.Version,
 		actions:     o.Actions == nil || *o.Actions,
 		blockBypass: o.BlockBypassOnFailedAnalysis == nil || *o.BlockBypassOnFailedAnalysis,
@@ -182,7 +190,7 @@ func (o Options) resolve() (resolved, error) {
 	if r.version == "" {
 		r.version = "dev"
 	}
-	all := lua.Kinds()
+	all := treeKinds(src)
 	if len(o.Kinds) == 0 {
 		r.kinds = all
 	} else {
@@ -201,7 +209,7 @@ func (o Options) resolve() (resolved, error) {
 		}
 	}
 	if r.actions {
-		withActions := lua.ActionKinds()
+		withActions := treeActionKinds(src)
 		for _, k := range r.kinds {
 			if containsKind(withActions, k) {
 				r.actionKinds = append(r.actionKinds, k)
@@ -213,21 +221,21 @@ func (o Options) resolve() (resolved, error) {
 		switch {
 		case !r.actions:
 			return resolved{}, errors.New("block-bypass-on-failed-analysis=false has no effect with actions=false")
-		case len(optionedDiscoveryKinds(r.actionKinds)) == 0:
+		case len(optionedDiscoveryKinds(src, r.actionKinds)) == 0:
 			return resolved{}, fmt.Errorf("block-bypass-on-failed-analysis=false has no effect: no selected kind's discovery has the option (it applies to %s)",
-				kindNames(optionedDiscoveryKinds(lua.ActionKinds())))
+				kindNames(optionedDiscoveryKinds(src, treeActionKinds(src))))
 		}
 	}
 	return r, nil
 }
 
-// optionedDiscoveryKinds are those of kinds whose bundled discovery.lua has an options block, i.e. the ones
+// optionedDiscoveryKinds are those of kinds whose discovery.lua in src has an options block, i.e. the ones
 // the discovery options reach. A block must assign every discovery option (lua.SetOptions refuses
 // otherwise), so having one means having blockBypassOnFailedAnalysis.
-func optionedDiscoveryKinds(kinds []lua.Kind) []lua.Kind {
+func optionedDiscoveryKinds(src fs.FS, kinds []lua.Kind) []lua.Kind {
 	var out []lua.Kind
 	for _, k := range kinds {
-		if src, _, err := lua.Actions(k.Group, k.Kind); err == nil && lua.HasOptions(src) {
+		if discovery, _, err := treeActions(src, k); err == nil && lua.HasOptions(discovery) {
 			out = append(out, k)
 		}
 	}
@@ -288,8 +296,13 @@ func ParseKinds(names []string) ([]lua.Kind, error) {
 
 // Generate renders one format. Single-file formats return exactly one File; folder formats return their
 // files sorted by path.
-func Generate(f Format, o Options) ([]File, error) {
-	r, err := o.resolve()
+func Generate(f Format, o Options) ([]File, error) { return generate(lua.FS, f, o) }
+
+// generate renders format f from the script tree src, laid out as package lua (<group>/<Kind>/health.lua,
+// health_test.yaml, testdata/, actions/): Generate renders lua.FS, the tests also a small stub tree, so that
+// their goldens of every format and option set hold the format rather than copies of the bundled scripts.
+func generate(src fs.FS, f Format, o Options) ([]File, error) {
+	r, err := o.resolveIn(src)
 	if err != nil {
 		return nil, err
 	}
@@ -392,9 +405,10 @@ func script(k lua.Kind, r resolved) (string, error) {
 	return out, nil
 }
 
-// sourceScript is the health script as written in package lua, with the options applied.
+// sourceScript is the health script as written in the tree (package lua's for Generate), with the options
+// applied.
 func sourceScript(k lua.Kind, r resolved) (string, error) {
-	src, err := lua.Health(k.Group, k.Kind)
+	src, err := treeHealth(r.src, k)
 	if err != nil {
 		return "", err
 	}
@@ -422,7 +436,7 @@ func (r resolved) discoveryOptions() map[string]any {
 }
 
 func actions(k lua.Kind, r resolved) (string, []lua.ActionDef, error) {
-	src, defs, err := lua.Actions(k.Group, k.Kind)
+	src, defs, err := treeActions(r.src, k)
 	if err != nil {
 		return "", nil, err
 	}

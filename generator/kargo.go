@@ -419,7 +419,7 @@ func kargoRBAC(o KargoOptions) ([]byte, error) {
 		"metadata":   md(KargoReaderRole),
 		// exactly the reads the plugin makes (rolloutplugin read): it gets the Rollout, lists its
 		// revision's runs and experiments by label, and gets the runs an experiment names; it never
-		// watches. e2e/recorder TestReliability/LeastPrivilege removes each grant in turn.
+		// watches. test/rollouts/recorder TestReliability/LeastPrivilege removes each grant in turn.
 		"rules": []any{
 			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"rollouts"}, "verbs": []any{"get"}},
 			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"analysisruns"}, "verbs": []any{"get", "list"}},

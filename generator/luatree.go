@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/verify"
 )
@@ -39,11 +39,11 @@ func renderLuaTree(r resolved) ([]File, error) {
 		}
 		files = append(files, File{Path: path.Join(dir, "health.lua"), Data: []byte(s)})
 
-		err = fs.WalkDir(lua.FS, path.Join(dir, "testdata"), func(p string, d fs.DirEntry, err error) error {
+		err = fs.WalkDir(r.src, path.Join(dir, "testdata"), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
 			}
-			raw, err := lua.FS.ReadFile(p)
+			raw, err := fs.ReadFile(r.src, p)
 			if err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ func renderLuaTree(r resolved) ([]File, error) {
 		}
 
 		suitePath := path.Join(dir, healthTestFile)
-		raw, err := lua.FS.ReadFile(suitePath)
+		raw, err := fs.ReadFile(r.src, suitePath)
 		if isNotExist(err) {
 			continue
 		}
@@ -90,7 +90,7 @@ func renderLuaTree(r resolved) ([]File, error) {
 // re-evaluated when the options changed the discovery script).
 func appendActionTree(files []File, k lua.Kind, r resolved) ([]File, error) {
 	dir := path.Join(k.Group, k.Kind, "actions")
-	bundled, _, err := lua.Actions(k.Group, k.Kind)
+	bundled, _, err := treeActions(r.src, k)
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +100,11 @@ func appendActionTree(files []File, k lua.Kind, r resolved) ([]File, error) {
 	}
 	discoveryPath, suitePath := path.Join(dir, "discovery.lua"), path.Join(dir, actionTestFile)
 	var suite []byte
-	err = fs.WalkDir(lua.FS, dir, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(r.src, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		raw, err := lua.FS.ReadFile(p)
+		raw, err := fs.ReadFile(r.src, p)
 		if err != nil {
 			return err
 		}
@@ -211,7 +211,7 @@ func deriveSuite(k lua.Kind, r resolved, raw []byte, optioned string) ([]byte, e
 	if err := sigsyaml.UnmarshalStrict(raw, &suite); err != nil {
 		return nil, err
 	}
-	bundled, err := lua.Health(k.Group, k.Kind)
+	bundled, err := treeHealth(r.src, k)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +220,7 @@ func deriveSuite(k lua.Kind, r resolved, raw []byte, optioned string) ([]byte, e
 	eng := engine.Engine{Profile: r.profile}
 	tests := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	for i, tc := range suite.Tests {
-		obj, err := verify.LoadObject(lua.FS, path.Join(dir, tc.InputPath))
+		obj, err := verify.LoadObject(r.src, path.Join(dir, tc.InputPath))
 		if err != nil {
 			return nil, fmt.Errorf("tests[%d]: %w", i, err)
 		}
@@ -273,7 +273,7 @@ func deriveActionSuite(dir string, r resolved, raw []byte, bundled, optioned str
 	discovery := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	derived := make([][]engine.Action, 0, len(suite.DiscoveryTests))
 	for i, tc := range suite.DiscoveryTests {
-		obj, err := verify.LoadObject(lua.FS, path.Join(dir, tc.InputPath))
+		obj, err := verify.LoadObject(r.src, path.Join(dir, tc.InputPath))
 		if err != nil {
 			return nil, fmt.Errorf("discoveryTests[%d]: %w", i, err)
 		}

@@ -14,7 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 )
 
@@ -28,11 +28,11 @@ const Upstream Format = "upstream"
 const UpstreamRoot = "resource_customizations"
 
 // UpstreamCasesDir is the subfolder of a kind's testdata/ that holds our own cases: frames recorded from
-// Argo Rollouts' controllers (e2e/testdata/timelines), trimmed as Argo CD's testdata are.
+// Argo Rollouts' controllers (test/testdata/timelines), trimmed as Argo CD's testdata are.
 const UpstreamCasesDir = "recorded"
 
 // upstreamCases are the recorded inputs of our own cases, <group>/<Kind>/<file>.yaml; a test in
-// conformance/upstream derives them from the committed timelines and fails when they drift.
+// test/upstream derives them from the committed timelines and fails when they drift.
 //
 //go:embed upstreamcases
 var upstreamCases embed.FS

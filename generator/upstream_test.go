@@ -10,15 +10,15 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/generator"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/verify"
 )
 
 // fakeArgoCD is an Argo CD tree whose suites hold three cases per kind, on inputs from our bundled
 // fixtures: one with our script's answer, one with another message, and one without a message line, in
-// a file without a final newline. (The real trees are conformance/upstream's.)
+// a file without a final newline. (The real trees are test/upstream's.)
 func fakeArgoCD(t *testing.T) (fstest.MapFS, map[string][3]engine.Health) {
 	t.Helper()
 	base := fstest.MapFS{}

@@ -9,9 +9,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
+	"github.com/analysis-health/analysis-health/internal/script/mutate"
 	"github.com/analysis-health/analysis-health/lua"
-	"github.com/analysis-health/analysis-health/mutate"
 )
 
 func TestActions(t *testing.T) {

@@ -10,11 +10,11 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/bench/worstcase"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
+	"github.com/analysis-health/analysis-health/internal/script/mutate"
 	"github.com/analysis-health/analysis-health/lua"
-	"github.com/analysis-health/analysis-health/mutate"
 )
 
 // generous is the deadline of evaluations in tests that are not about the deadline: on a loaded CI machine

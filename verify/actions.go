@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
 // ActionSuite is Argo CD's actions/action_test.yaml (util/lua/custom_actions_test.go ActionTestStructure),

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
 const suiteObj = `apiVersion: argoproj.io/v1alpha1

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/lint"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
+	"github.com/analysis-health/analysis-health/internal/script/lint"
 )
 
 // BenchResult is the cost of one script per evaluation on its test objects, beside the VM floor: a script

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
 // How Argo CD's TestLuaResourceActionsScript judges an action's output (util/lua/custom_actions_test.go of

@@ -5,11 +5,11 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
 // The cases gitops-engine's two-way diff decides, as TestLuaResourceActionsScript sees them; the trees'
-// own suites are held to Argo CD's verdicts in conformance/upstream (TestVerifyPassesWhatArgoCDPasses).
+// own suites are held to Argo CD's verdicts in test/upstream (TestVerifyPassesWhatArgoCDPasses).
 func TestActionMatches(t *testing.T) {
 	for _, tc := range []struct {
 		name, want, got string

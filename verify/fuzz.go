@@ -15,9 +15,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/lint"
-	"github.com/analysis-health/analysis-health/mutate"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
+	"github.com/analysis-health/analysis-health/internal/script/lint"
+	"github.com/analysis-health/analysis-health/internal/script/mutate"
 )
 
 // FindingKind classifies what a mutated object made a script do.

@@ -3,7 +3,7 @@ package verify
 import (
 	"io/fs"
 
-	"github.com/analysis-health/analysis-health/lint"
+	"github.com/analysis-health/analysis-health/internal/script/lint"
 )
 
 // Lint checks every script of the tree against Argo CD's sandbox. healthOpenLibs says health scripts run

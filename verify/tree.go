@@ -13,8 +13,8 @@ import (
 	yamlv3 "gopkg.in/yaml.v3"
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/lint"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
+	"github.com/analysis-health/analysis-health/internal/script/lint"
 )
 
 // ErrNoSuites is returned for a tree without any health_test.yaml or action_test.yaml.

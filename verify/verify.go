@@ -12,9 +12,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/analysis-health/analysis-health/argocdcm/builtin"
-	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/manifest"
+	"github.com/analysis-health/analysis-health/internal/install/argocdcm/builtin"
+	"github.com/analysis-health/analysis-health/internal/install/manifest"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
 // HealthSuite is Argo CD's health_test.yaml (util/lua/health_test.go TestStructure).

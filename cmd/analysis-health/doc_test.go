@@ -195,9 +195,9 @@ const designNotes = `
   bytes plus the objects in flight plus the rows, whatever the number of objects.
 * **Decoding as a stream**: a ` + "`kind: List`" + ` is cut into its items and each item is decoded on its own, on any
   core, and dropped once evaluated. A JSON List is cut by one pass over the bytes that checks the top level
-  and finds where each item ends (` + "`manifest/jsonlist.go`" + `); every key and value is still decoded by
+  and finds where each item ends (` + "`internal/install/manifest/jsonlist.go`" + `); every key and value is still decoded by
   ` + "`encoding/json`" + ` (or the engine's exact equivalent, below), so the document is checked whole. A YAML List as
-  ` + "`kubectl get -o yaml`" + ` prints it is cut along its first-column lines (` + "`manifest/yamllist.go`" + `). goyaml lets a
+  ` + "`kubectl get -o yaml`" + ` prints it is cut along its first-column lines (` + "`internal/install/manifest/yamllist.go`" + `). goyaml lets a
   quoted scalar or a flow collection go on in the first column, so a cut can be wrong; the piece that opens
   such a scalar then fails to decode, and whenever an item of a cut document fails to decode or check on
   its own, the document is decoded whole instead and the rows of its earlier items are dropped
@@ -210,13 +210,13 @@ const designNotes = `
   (` + "`engine.ExecuteJSON`" + `), the same values ` + "`toLua`" + ` builds from ` + "`json.Unmarshal`" + `'s maps, without the maps. Strings
   with escapes or invalid UTF-8 go through ` + "`encoding/json`" + ` one by one, and anything else it does not handle
   exactly (a number ` + "`strconv.ParseFloat`" + ` rejects, nesting past 10,000) through ` + "`json.Unmarshal`" + ` and ` + "`toLua`" + `;
-  ` + "`engine/jsonlua_test.go`" + ` proves the two equal on every fixture and on edge cases. An object being deleted
+  ` + "`internal/script/engine/jsonlua_test.go`" + ` proves the two equal on every fixture and on edge cases. An object being deleted
   takes the decoded path, where the profile's deletion handling reads its metadata.
 * **Compiled once**: the scripts' lazily compiled paths (` + "`loadstring`" + `) are served from the engine's
   compiled-prototype cache, as the scripts themselves are: a new closure over the same immutable prototype,
   with the environment gopher-lua's own ` + "`loadstring`" + ` gives it. A state's value stack starts small and grows to
   gopher-lua's usual limit.
-* **States reused, put back as made** (` + "`engine.Engine.ReuseStates`" + `, ` + "`engine/statepool.go`" + `): creating and
+* **States reused, put back as made** (` + "`engine.Engine.ReuseStates`" + `, ` + "`internal/script/engine/statepool.go`" + `): creating and
   sandboxing a state was about a sixth of an object's cost. ` + "`health`" + ` reuses sandboxed states; after each
   evaluation every table reachable at set-up (globals, libraries, ` + "`package.loaded`" + `, the registry) gets back its
   own keys, values and metatable and the thread its environment, so what a script created or changed is

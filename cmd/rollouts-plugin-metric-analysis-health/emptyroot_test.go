@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/analysis-health/analysis-health/internal/dist"
-	"github.com/analysis-health/analysis-health/rolloutplugin"
+	"github.com/analysis-health/analysis-health/internal/plugin/rolloutplugin"
 )
 
 // rootsEnv, set, turns this test binary into the program the Rollouts controller starts as a plugin:
@@ -128,7 +128,8 @@ func TestStartsInEmptyRoot(t *testing.T) {
 	t.Chdir(work)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: defaults.DefaultRolloutsConfigMapName, Namespace: defaults.Namespace()},
 		Data: map[string]string{"metricProviderPlugins": strings.Join(items, "")}}
-	if _, err := config.InitializeConfig(fake.NewClientset(cm), defaults.DefaultRolloutsConfigMapName); err != nil {
+	// NewSimpleClientset: the root module builds against client-go v0.29.3, Argo Rollouts v1.8.5's own pin.
+	if _, err := config.InitializeConfig(fake.NewSimpleClientset(cm), defaults.DefaultRolloutsConfigMapName); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(goPlugin.CleanupClients)

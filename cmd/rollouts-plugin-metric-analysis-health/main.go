@@ -16,8 +16,8 @@ import (
 	"github.com/argoproj/argo-rollouts/metricproviders/plugin/rpc"
 	goPlugin "github.com/hashicorp/go-plugin"
 
+	"github.com/analysis-health/analysis-health/internal/plugin/rolloutplugin"
 	"github.com/analysis-health/analysis-health/internal/version"
-	"github.com/analysis-health/analysis-health/rolloutplugin"
 )
 
 func main() {

@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goPlugin "github.com/hashicorp/go-plugin"
 
-	"github.com/analysis-health/analysis-health/rolloutplugin"
+	"github.com/analysis-health/analysis-health/internal/plugin/rolloutplugin"
 )
 
 // build compiles this command into a temporary folder.

@@ -1,7 +1,7 @@
 // Package builtinscripts runs `verify`'s fuzzer and lint over one Argo CD release's own
 // resource_customizations tree, replays every fuzz finding in that release's VM (each conformance module
 // supplies the replay), and renders the result as that release's block of docs/argocd-builtin-scripts.md.
-// It keeps the main module's and conformance/v3's runs identical but for the Argo CD code they call.
+// It keeps the main module's and test/argocd-v3.2's runs identical but for the Argo CD code they call.
 package builtinscripts
 
 import (
@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/golden"
-	"github.com/analysis-health/analysis-health/lint"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
+	"github.com/analysis-health/analysis-health/internal/script/lint"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/verify"
 )

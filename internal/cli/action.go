@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/install/manifest"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
-	"github.com/analysis-health/analysis-health/manifest"
 	"github.com/analysis-health/analysis-health/verify"
 )
 

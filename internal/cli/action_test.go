@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
 const blockedReason = `blocked by step analysis run checkout-c9c66885-4-2 Failed: Metric "success-rate" assessed Failed due to failed (2) > failureLimit (1) (answer with retry or abort)`

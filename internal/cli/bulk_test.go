@@ -10,9 +10,9 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/bench/bulkgen"
-	"github.com/analysis-health/analysis-health/manifest"
+	"github.com/analysis-health/analysis-health/internal/install/manifest"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
 // The parallel pipeline gives, for a List as kubectl prints it in JSON and in YAML, exactly the rows of

@@ -13,7 +13,7 @@ import (
 
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/cli"
-	"github.com/analysis-health/analysis-health/rolloutplugin"
+	"github.com/analysis-health/analysis-health/internal/plugin/rolloutplugin"
 )
 
 var zeroSHA = strings.Repeat("0", 64)

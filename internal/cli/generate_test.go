@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/cli"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 )
 

@@ -14,12 +14,12 @@ import (
 	"sigs.k8s.io/yaml"
 	goyaml "sigs.k8s.io/yaml/goyaml.v2"
 
-	"github.com/analysis-health/analysis-health/argocdcm"
-	"github.com/analysis-health/analysis-health/argocdcm/builtin"
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/install/argocdcm"
+	"github.com/analysis-health/analysis-health/internal/install/argocdcm/builtin"
+	"github.com/analysis-health/analysis-health/internal/install/manifest"
 	"github.com/analysis-health/analysis-health/internal/ordered"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
-	"github.com/analysis-health/analysis-health/manifest"
 )
 
 type healthFlags struct {
@@ -276,7 +276,7 @@ func newRow(obj manifest.Object, source scriptSource, profile engine.Profile) (r
 }
 
 // withoutScript says which health Argo CD gives a kind this tool has no script for: its built-in Lua
-// script (argocdcm/builtin, the release's own resource_customizations list; Argo CD tries it first, util/lua
+// script (internal/install/argocdcm/builtin, the release's own resource_customizations list; Argo CD tries it first, util/lua
 // GetHealthScript), else gitops-engine's Go check, else none. Neither is evaluated here: the CLI ships no
 // Argo CD code.
 func withoutScript(group, kind string, profile engine.Profile) string {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/analysis-health/analysis-health/inspect"
-	"github.com/analysis-health/analysis-health/manifest"
+	"github.com/analysis-health/analysis-health/internal/gate/inspect"
+	"github.com/analysis-health/analysis-health/internal/install/manifest"
 )
 
 func init() { verbs = append(verbs, newInspectCommand) }

@@ -6,7 +6,7 @@ import (
 )
 
 // What health prints by profile for an object being deleted and for a script that returns nil; the
-// values themselves are proven in each release's code (conformance/, v3, v36).
+// values themselves are proven in each release's code (test/argocd-v2.14/, v3, v36).
 func TestHealthByProfile(t *testing.T) {
 	const deleting = `{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun", "metadata": {"name": "r", "namespace": "ns",
 		"deletionTimestamp": "2026-11-30T10:00:00Z", "finalizers": ["example.com/keep"]}, "status": {"phase": "Failed"}}`

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/analysis-health/analysis-health/argocdcm"
-	"github.com/analysis-health/analysis-health/argocdcm/builtin"
-	"github.com/analysis-health/analysis-health/engine"
-	"github.com/analysis-health/analysis-health/manifest"
+	"github.com/analysis-health/analysis-health/internal/install/argocdcm"
+	"github.com/analysis-health/analysis-health/internal/install/argocdcm/builtin"
+	"github.com/analysis-health/analysis-health/internal/install/manifest"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
 func init() { verbs = append(verbs, newScriptsCommand) }

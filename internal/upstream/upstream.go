@@ -1,5 +1,5 @@
 // Package upstream locates the upstream files the proofs read, for every test module of the repository
-// (the main module, conformance/v3, e2e/..., conformance/v36). There are two kinds, found in two ways:
+// (the main module, test/argocd-v3.2, e2e/..., test/argocd-v3.6). There are two kinds, found in two ways:
 //
 //   - Files that are not in any Go module (the argo-helm charts, the argocd-operator and Kargo CRDs) are
 //     vendored outside the repository, in the folder $ANALYSIS_HEALTH_VENDOR, by default ../shared/vendor
@@ -182,7 +182,7 @@ func ModuleDirIn(t testing.TB, moduleRel, path string) (dir, version string) {
 		t.Fatal(err)
 	}
 	in := filepath.Join(root, filepath.FromSlash(moduleRel))
-	// A module on a newer Go than the machine's (conformance/v36, conformance/rollouts110) is read with
+	// A module on a newer Go than the machine's (test/argocd-v3.6, test/rollouts-v1.10/corpus) is read with
 	// the toolchain its Makefile target uses; the go command fetches it through the module proxy.
 	env := os.Environ()
 	if raw, err := os.ReadFile(filepath.Join(in, "go.mod")); err == nil && newerGo(goDirective(raw)) {

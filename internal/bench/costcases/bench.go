@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	luajson "layeh.com/gopher-json"
 
-	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/bench/worstcase"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	ahlua "github.com/analysis-health/analysis-health/lua"
 )
 

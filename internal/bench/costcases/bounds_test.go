@@ -10,9 +10,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
+	"github.com/analysis-health/analysis-health/internal/script/mutate"
 	ahlua "github.com/analysis-health/analysis-health/lua"
-	"github.com/analysis-health/analysis-health/mutate"
 )
 
 const boundMutations = 100

@@ -1,5 +1,5 @@
-// Package costcases is what the cost benchmarks of every Argo CD VM share (conformance/cost_bench_test.go
-// for v2.14, conformance/v36/cost_bench_test.go for v3.6; `make bench`, rendered into docs/performance.md
+// Package costcases is what the cost benchmarks of every Argo CD VM share (test/argocd-v2.14/cost_bench_test.go
+// for v2.14, test/argocd-v3.6/cost_bench_test.go for v3.6; `make bench`, rendered into docs/performance.md
 // by internal/bench/benchdoc): the sets of objects measured, the state Argo CD prepares, its conversion of the
 // object, and the benchmark bodies. It imports no Argo CD code: each module passes in, as a VM, the calls
 // into its own Argo CD, so the two measure the same objects in the same way and differ only there.
@@ -17,7 +17,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	ahlua "github.com/analysis-health/analysis-health/lua"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	ahlua "github.com/analysis-health/analysis-health/lua"
 )
 

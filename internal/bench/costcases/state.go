@@ -6,7 +6,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/analysis-health/analysis-health/engine"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
 // State is the state Argo CD's util/lua prepares before it sets obj (v2.14 runLua, v3.6

@@ -8,8 +8,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/analysis-health/analysis-health/engine"
 	"github.com/analysis-health/analysis-health/internal/bench/worstcase"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
 	ahlua "github.com/analysis-health/analysis-health/lua"
 )
 

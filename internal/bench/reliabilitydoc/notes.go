@@ -49,7 +49,7 @@ const notes = `## What the runs showed
 * **FuzzParseConfig found an error that named no field.** ` + "`{\"kubeconfigSecret\":{\"\":\"\"}}`" + ` was refused with
   encoding/json's ` + "`unknown field \"\"`" + `, which does not say it is inside kubeconfigSecret; the field now
   decodes strictly itself and prefixes its errors (rolloutplugin SecretKey.UnmarshalJSON). The inputs the
-  fuzzer found are seeds of the target (rolloutplugin/testdata/fuzz). encoding/json matches field names
+  fuzzer found are seeds of the target (internal/plugin/rolloutplugin/testdata/fuzz). encoding/json matches field names
   without regard to case, so ` + "`kubeConfigSecret`" + ` is read as kubeconfigSecret, not refused.
 * **A deleted Rollout is Error, not Failed.** The measurement says which Rollout is not found; the
   controller retries an Error (DefaultErrorRetryInterval, 10 s) until consecutiveErrorLimit (4) is passed,

@@ -1,0 +1,1 @@
+return {terminate = {disabled = false}}

@@ -1,0 +1,500 @@
+// Package rolloutplugin is the Argo Rollouts metric-provider plugin analysis-health/rollout-analysis: a
+// measurement that reads a Rollout, and the AnalysisRuns and Experiments its controller created for one
+// revision, and returns their verdict (package verdict, which runs our bundled Lua), so that a Kargo
+// Stage's verification shows the Rollout's own analysis instead of running it a second time.
+//
+// It is read-only: it only gets and lists. The Rollouts analysis controller calls plugins without any
+// deadline (metricproviders/plugin/rpc net/rpc Client.Call), so every API call here has a timeout, and
+// nothing a later call could recover from makes InitPlugin fail: the controller never calls it again
+// (metricproviders/plugin/client/client.go startPluginSystem). Paths are relative to
+// github.com/argoproj/argo-rollouts@v1.8.5; the plugin API is identical in v1.10.2.
+package rolloutplugin
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"github.com/argoproj/argo-rollouts/utils/plugin/types"
+	goPlugin "github.com/hashicorp/go-plugin"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
+)
+
+// Handshake is the Rollouts controller's handshake for metric-provider plugins
+// (metricproviders/plugin/client/client.go handshakeConfig).
+var Handshake = goPlugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "ARGO_ROLLOUTS_RPC_PLUGIN",
+	MagicCookieValue: "metricprovider",
+}
+
+// PluginMapKey is the key the controller dispenses the plugin under.
+const PluginMapKey = "RpcMetricProviderPlugin"
+
+// Resources read.
+var (
+	rolloutsGVR     = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
+	analysisRunsGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "analysisruns"}
+	experimentsGVR  = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "experiments"}
+	secretsGVR      = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
+
+// maxListed bounds one list call: a namespace holds a handful of runs per revision.
+const maxListed = 500
+
+// Options configure the plugin process.
+type Options struct {
+	// Kubeconfig is the controller cluster's kubeconfig file; empty: $KUBECONFIG, ~/.kube/config, then
+	// the pod's in-cluster config (the Rollouts controller's service account: the plugin runs in its pod).
+	Kubeconfig string
+	// Local, if set, replaces the client of the controller's own cluster (tests).
+	Local func() (dynamic.Interface, error)
+	// Remote, if set, replaces building a client from a kubeconfig Secret (tests).
+	Remote func(kubeconfig []byte, timeout time.Duration) (dynamic.Interface, error)
+	// Now defaults to time.Now.
+	Now func() time.Time
+	// Log receives one line per problem (the controller re-logs plugin stderr); nil discards.
+	Log io.Writer
+}
+
+// Plugin implements the Rollouts MetricProviderPlugin interface (metricproviders/plugin/rpc/rpc.go).
+type Plugin struct {
+	opts Options
+
+	mu    sync.Mutex
+	local dynamic.Interface
+}
+
+// New returns the plugin.
+func New(opts Options) *Plugin {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	return &Plugin{opts: opts}
+}
+
+// InitPlugin succeeds: the cluster client is built on first use, so a controller that starts before the
+// API server is reachable, or a missing kubeconfig, is reported by the measurement that needs it and
+// retried by the next one.
+func (p *Plugin) InitPlugin() types.RpcError { return types.RpcError{} }
+
+// Type names the provider.
+func (p *Plugin) Type() string { return "RolloutAnalysis" }
+
+// GarbageCollect succeeds: the plugin keeps no state outside the measurements themselves, and an error
+// here would stop the controller from trimming the measurement history (analysis/analysis.go
+// garbageCollectMeasurements).
+func (p *Plugin) GarbageCollect(*v1alpha1.AnalysisRun, v1alpha1.Metric, int) types.RpcError {
+	return types.RpcError{}
+}
+
+// GetMetadata names the provider only. It gets the metric after argument substitution but not the run,
+// so it cannot tell Secret-sourced values in the config from others; the measurements carry the rest.
+func (p *Plugin) GetMetadata(v1alpha1.Metric) map[string]string {
+	return map[string]string{"provider": Name}
+}
+
+// Run takes a measurement: the verdict now, and if it is Running a ResumeAt so the controller comes back.
+// After an Error the controller starts a new measurement with Run, not Resume (analysis/analysis.go
+// runMeasurements): the revision an earlier measurement of the run pinned is still the one judged.
+func (p *Plugin) Run(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric) v1alpha1.Measurement {
+	now := metav1.NewTime(p.opts.Now())
+	return p.measure(run, metric, v1alpha1.Measurement{StartedAt: &now, Metadata: earlierPin(run, metric.Name)})
+}
+
+// earlierPin is the pin of the run's latest measurement of the metric that holds one.
+func earlierPin(run *v1alpha1.AnalysisRun, metric string) map[string]string {
+	if run == nil {
+		return nil
+	}
+	for _, mr := range run.Status.MetricResults {
+		if mr.Name != metric {
+			continue
+		}
+		for i := len(mr.Measurements) - 1; i >= 0; i-- {
+			if pin := verdict.PinFromMetadata(mr.Measurements[i].Metadata); pin != nil {
+				return pin.Metadata()
+			}
+		}
+	}
+	return nil
+}
+
+// Resume judges again; the measurement keeps its start time.
+func (p *Plugin) Resume(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1alpha1.Measurement) v1alpha1.Measurement {
+	if m.StartedAt == nil {
+		now := metav1.NewTime(p.opts.Now())
+		m.StartedAt = &now
+	}
+	return p.measure(run, metric, m)
+}
+
+// Terminate ends an in-flight measurement (the run was terminated: Kargo's abort, or another metric
+// decided it). Successful is what the controller expects from a terminated measurement (it then records
+// "Metric Terminated"); the verdict so far stays in the value.
+func (p *Plugin) Terminate(_ *v1alpha1.AnalysisRun, _ v1alpha1.Metric, m v1alpha1.Measurement) v1alpha1.Measurement {
+	now := metav1.NewTime(p.opts.Now())
+	m.Phase = v1alpha1.AnalysisPhaseSuccessful
+	m.Message = "terminated before a verdict was reached"
+	m.FinishedAt = &now
+	m.ResumeAt = nil
+	return m
+}
+
+func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1alpha1.Measurement) (out v1alpha1.Measurement) {
+	var secrets []string
+	defer func() {
+		if r := recover(); r != nil {
+			out = p.finish(m, v1alpha1.AnalysisPhaseError, redact(fmt.Sprintf("internal error: %v", r), secrets))
+		}
+	}()
+	if run == nil {
+		return p.finish(m, v1alpha1.AnalysisPhaseError, "no AnalysisRun given")
+	}
+	// Secret-sourced arguments arrive resolved in the run (analysis/analysis.go resolveArgs) and may have
+	// been templated into the config; they must not reach the value, message or log.
+	for _, a := range run.Spec.Args {
+		if a.ValueFrom != nil && a.ValueFrom.SecretKeyRef != nil && a.Value != nil {
+			secrets = append(secrets, *a.Value)
+		}
+	}
+	cfg, err := ParseConfig(metric.Provider.Plugin[Name])
+	if err != nil {
+		p.logf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, redact(err.Error(), secrets))
+		return p.finish(m, v1alpha1.AnalysisPhaseError, redact(err.Error(), secrets))
+	}
+	v, more, err := p.judge(cfg, run.Namespace, verdict.PinFromMetadata(m.Metadata))
+	secrets = append(secrets, more...)
+	if err != nil {
+		msg := redact(err.Error(), secrets)
+		p.logf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, msg)
+		return p.finish(m, v1alpha1.AnalysisPhaseError, msg)
+	}
+	m.Value = redact(v.Value, secrets)
+	m.Message = redact(v.Message, secrets)
+	// The pin goes back to the controller with the measurement, which returns it on every Resume.
+	if md := v.Pin.Metadata(); md != nil {
+		if m.Metadata == nil {
+			m.Metadata = map[string]string{}
+		}
+		for k, x := range md {
+			m.Metadata[k] = redact(x, secrets)
+		}
+	}
+	phase := v1alpha1.AnalysisPhase(v.Phase)
+	if phase == v1alpha1.AnalysisPhaseRunning {
+		m.Phase = phase
+		resume := metav1.NewTime(p.opts.Now().Add(cfg.pollInterval))
+		m.ResumeAt = &resume
+		m.FinishedAt = nil
+		return m
+	}
+	return p.finish(m, phase, m.Message)
+}
+
+// finish completes a measurement; a value is always JSON, for Kargo's UI parses it.
+func (p *Plugin) finish(m v1alpha1.Measurement, phase v1alpha1.AnalysisPhase, msg string) v1alpha1.Measurement {
+	now := metav1.NewTime(p.opts.Now())
+	m.Phase, m.Message, m.ResumeAt, m.FinishedAt = phase, msg, nil, &now
+	if phase == v1alpha1.AnalysisPhaseError {
+		m.Value = errorValue(msg)
+	}
+	return m
+}
+
+func errorValue(msg string) string {
+	return fmt.Sprintf(`{"verdict":"Error","message":%q}`, clip(msg, 300))
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func (p *Plugin) logf(format string, a ...any) {
+	fmt.Fprintf(p.opts.Log, "analysis-health/rollout-analysis: "+format+"\n", a...)
+}
+
+// judge reads the objects and decides. It returns the strings found in Secrets, for redaction.
+func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin) (verdict.Verdict, []string, error) {
+	local, err := p.localClient()
+	if err != nil {
+		return verdict.Verdict{}, nil, fmt.Errorf("cannot build a client for the Rollouts controller's cluster: %v", err)
+	}
+	client := local
+	var secrets []string
+	where := "the Rollouts controller's cluster"
+	if s := cfg.KubeconfigSecret; s != nil {
+		kubeconfig, err := p.secretValue(local, runNamespace, *s, cfg.apiTimeout)
+		if err != nil {
+			return verdict.Verdict{}, nil, err
+		}
+		secrets = append(secrets, kubeconfigSecrets(kubeconfig)...)
+		if client, err = p.remoteClient(kubeconfig, cfg.apiTimeout); err != nil {
+			return verdict.Verdict{}, secrets, fmt.Errorf("Secret %s/%s key %q: %v", runNamespace, s.Name, s.Key, err)
+		}
+		where = fmt.Sprintf("the cluster of the kubeconfig in Secret %s/%s", runNamespace, s.Name)
+	}
+	objs, err := read(client, cfg, where, pin)
+	if err != nil {
+		return verdict.Verdict{}, secrets, err
+	}
+	v, err := verdict.Judge(objs, verdict.Options{
+		Revision:             cfg.Revision,
+		Image:                cfg.Image,
+		Pin:                  pin,
+		InconclusiveDegraded: strings.EqualFold(cfg.Inconclusive, "degraded"),
+		Redact:               secrets,
+	})
+	return v, secrets, err
+}
+
+func (p *Plugin) localClient() (dynamic.Interface, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.local != nil {
+		return p.local, nil
+	}
+	var c dynamic.Interface
+	var err error
+	if p.opts.Local != nil {
+		c, err = p.opts.Local()
+	} else {
+		c, err = localClient(p.opts.Kubeconfig)
+	}
+	if err != nil {
+		return nil, err // not kept: the next measurement tries again
+	}
+	p.local = c
+	return c, nil
+}
+
+func localClient(path string) (dynamic.Interface, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = path
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = DefaultAPITimeout
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
+	return dynamic.NewForConfig(cfg)
+}
+
+// ClientQPS and ClientBurst bound the plugin's requests to one cluster. client-go's defaults (5 per second,
+// bursts of 10) are below what 200 verifications in flight ask for at the default pollInterval (about 3
+// reads each per 10 s): its rate limiter then holds requests past apiTimeout and the measurements are
+// Error (docs/reliability.md). The API server's priority and fairness still protects it.
+const (
+	ClientQPS   = 100
+	ClientBurst = 200
+)
+
+func (p *Plugin) remoteClient(kubeconfig []byte, timeout time.Duration) (dynamic.Interface, error) {
+	if p.opts.Remote != nil {
+		return p.opts.Remote(kubeconfig, timeout)
+	}
+	return RemoteClient(kubeconfig, timeout)
+}
+
+// RemoteClient builds a client from kubeconfig bytes. The parse error is not passed on: it may quote the
+// Secret's content.
+func RemoteClient(kubeconfig []byte, timeout time.Duration) (dynamic.Interface, error) {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		return nil, errors.New("not a valid kubeconfig")
+	}
+	cfg.Timeout = timeout
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
+	return dynamic.NewForConfig(cfg)
+}
+
+// kubeconfigSecrets lists what of a kubeconfig must never be printed: the whole text, and its tokens,
+// passwords and keys (which client-go could echo in an error).
+func kubeconfigSecrets(kubeconfig []byte) []string {
+	out := []string{string(kubeconfig)}
+	cfg, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		return out
+	}
+	for _, a := range cfg.AuthInfos {
+		for _, s := range []string{a.Token, a.Password, string(a.ClientKeyData), string(a.ClientCertificateData)} {
+			if len(s) >= 4 {
+				out = append(out, s)
+			}
+		}
+	}
+	// Longest first, so a secret that contains another is replaced whole.
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+func (p *Plugin) secretValue(c dynamic.Interface, ns string, s SecretKey, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	obj, err := c.Resource(secretsGVR).Namespace(ns).Get(ctx, s.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, apiError(err, fmt.Sprintf("Secret %s/%s", ns, s.Name), "the Rollouts controller's cluster", timeout)
+	}
+	data, _ := obj.Object["data"].(map[string]any)
+	enc, ok := data[s.Key].(string)
+	if !ok {
+		return nil, fmt.Errorf("Secret %s/%s has no key %q", ns, s.Name, s.Key)
+	}
+	raw, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return nil, fmt.Errorf("Secret %s/%s key %q is not base64", ns, s.Name, s.Key)
+	}
+	return raw, nil
+}
+
+// read gets the Rollout and lists the runs and experiments of its namespace that carry a pod-template
+// hash (all the rollout controller creates do), and the runs the experiments own.
+func read(c dynamic.Interface, cfg Config, where string, pin *verdict.Pin) (verdict.Objects, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.apiTimeout)
+	defer cancel()
+	var objs verdict.Objects
+	what := fmt.Sprintf("Rollout %s/%s", cfg.Namespace, cfg.Name)
+	ro, err := c.Resource(rolloutsGVR).Namespace(cfg.Namespace).Get(ctx, cfg.Name, metav1.GetOptions{})
+	if err != nil {
+		return objs, apiError(err, what, where, cfg.apiTimeout)
+	}
+	objs.Rollout = ro.Object
+	selector := verdict.LabelPodTemplateHash
+	revision := cfg.Revision
+	if pin != nil {
+		revision = pin.Hash
+	}
+	if hash := currentHash(ro.Object, revision); hash != "" {
+		selector += "=" + hash
+	}
+	list := func(gvr schema.GroupVersionResource, sel string) ([]map[string]any, error) {
+		l, err := c.Resource(gvr).Namespace(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel, Limit: maxListed})
+		if err != nil {
+			return nil, apiError(err, gvr.Resource+" of "+what, where, cfg.apiTimeout)
+		}
+		out := make([]map[string]any, 0, len(l.Items))
+		for _, it := range l.Items {
+			out = append(out, it.Object)
+		}
+		return out, nil
+	}
+	if objs.AnalysisRuns, err = list(analysisRunsGVR, selector); err != nil {
+		return objs, err
+	}
+	if objs.Experiments, err = list(experimentsGVR, selector); err != nil {
+		return objs, err
+	}
+	// An experiment's runs carry no hash label (experiments/experiment.go); the experiment lists them.
+	for _, e := range objs.Experiments {
+		st, _ := e["status"].(map[string]any)
+		runs, _ := st["analysisRuns"].([]any)
+		for _, r := range runs {
+			rm, _ := r.(map[string]any)
+			name, _ := rm["analysisRun"].(string)
+			if name == "" {
+				continue
+			}
+			ar, err := c.Resource(analysisRunsGVR).Namespace(cfg.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				continue // deleted meanwhile; the experiment's own status still records its verdict
+			}
+			if err != nil {
+				return objs, apiError(err, "AnalysisRun "+cfg.Namespace+"/"+name, where, cfg.apiTimeout)
+			}
+			objs.AnalysisRuns = append(objs.AnalysisRuns, ar.Object)
+		}
+	}
+	return objs, nil
+}
+
+// currentHash is the hash whose runs are needed, when it is known before listing: the revision asked
+// for names the current one (or is a hash), or none was asked for.
+func currentHash(ro map[string]any, revision string) string {
+	st, _ := ro["status"].(map[string]any)
+	md, _ := ro["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	current, _ := st["currentPodHash"].(string)
+	rev, _ := ann[verdict.AnnotationRevision].(string)
+	switch {
+	case revision == "" || revision == rev:
+		return current
+	case isNumber(revision):
+		return "" // a revision number other than the current one: find its hash among all runs
+	}
+	return revision
+}
+
+func isNumber(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// apiError turns a client error into a message naming the object, the cluster and the cause.
+func apiError(err error, what, where string, timeout time.Duration) error {
+	var netErr net.Error
+	var urlErr *url.Error
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%s not found in %s", what, where)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get on rollouts, get and list on analysisruns, list on experiments, and get on the kubeconfig Secret): %v", what, where, apiMessage(err))
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%s: the credentials for %s were rejected", what, where)
+	// client-go's rate limiter refuses a request it could not send before the deadline without wrapping
+	// context.DeadlineExceeded (rest/request.go tryThrottle, golang.org/x/time/rate Limiter.Wait)
+	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || (errors.As(err, &netErr) && netErr.Timeout()) ||
+		strings.Contains(err.Error(), "would exceed context deadline"):
+		return fmt.Errorf("%s: %s did not answer within %s", what, where, timeout)
+	case errors.As(err, &urlErr):
+		return fmt.Errorf("%s: cannot reach %s: %v", what, where, urlErr.Err)
+	}
+	return fmt.Errorf("%s: reading from %s failed: %v", what, where, err)
+}
+
+func apiMessage(err error) string {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return st.Status().Message
+	}
+	return err.Error()
+}
+
+func redact(s string, secrets []string) string {
+	for _, x := range secrets {
+		if x != "" {
+			s = strings.ReplaceAll(s, x, "*****")
+		}
+	}
+	return s
+}
+
+// ensure the interfaces match the controller's.
+var _ interface {
+	InitPlugin() types.RpcError
+	types.RpcMetricProvider
+} = (*Plugin)(nil)

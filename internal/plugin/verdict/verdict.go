@@ -1,0 +1,466 @@
+// Package verdict judges one revision of an Argo Rollouts Rollout from the live Rollout and the
+// AnalysisRuns and Experiments its controller created for that revision, for the metric-provider plugin
+// (cmd/rollouts-plugin-metric-analysis-health). It decides with the bundled Lua scripts (package lua),
+// evaluated by our engine exactly as Argo CD would evaluate them, so the plugin, the CLI and Argo CD's
+// health never disagree: there is one source of truth. It reads plain decoded objects and has no
+// Kubernetes client dependency; fetching them is the plugin's job.
+//
+// Upstream facts (github.com/argoproj/argo-rollouts@v1.8.5): the rollout controller names and labels the
+// runs it creates in rollout/analysis.go newAnalysisRunFromRollout and utils/analysis/factory.go
+// (StepLabels, BackgroundLabels, PrePromotionLabels, PostPromotionLabels: rollouts-pod-template-hash,
+// rollout-type, step-index; annotation rollout.argoproj.io/revision; a controller owner reference), its
+// experiments in rollout/experiment.go GetExperimentFromTemplate (rollouts-pod-template-hash label, owner
+// reference), and the experiment controller owns the experiment's runs without a hash label
+// (experiments/experiment.go).
+package verdict
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
+	"github.com/analysis-health/analysis-health/internal/script/engine"
+	"github.com/analysis-health/analysis-health/lua"
+)
+
+// Phases of a verdict: the names of the Rollouts AnalysisPhase values the plugin returns.
+const (
+	Running      = "Running"
+	Successful   = "Successful"
+	Failed       = "Failed"
+	Inconclusive = "Inconclusive"
+	Error        = "Error"
+)
+
+// Labels and annotations the Rollouts controllers put on what they create (package analysisruns).
+const (
+	LabelPodTemplateHash = analysisruns.LabelPodTemplateHash
+	AnnotationRevision   = analysisruns.AnnotationRevision
+)
+
+// TypeExperiment is the run type in the value of an Experiment, and of a run an experiment owns.
+const TypeExperiment = analysisruns.Experiment
+
+// Objects are the live objects of one Rollout's namespace. AnalysisRuns and Experiments may include
+// objects of other Rollouts and revisions: Judge selects those of the revision itself.
+type Objects struct {
+	Rollout      map[string]any
+	AnalysisRuns []map[string]any
+	Experiments  []map[string]any
+}
+
+// Options tune a judgement.
+type Options struct {
+	// Revision is the revision to judge: a pod-template hash (the rollouts-pod-template-hash label) or a
+	// revision number (the rollout.argoproj.io/revision annotation). Empty: see Image and Pin.
+	Revision string
+	// Image is the Freight's image: the revision judged is the one whose pod template runs it, and until
+	// the Rollout's spec (as its controller observed it) runs it, the verdict is Running.
+	Image string
+	// Pin is the revision an earlier measurement of the same verification chose (Verdict.Pin, carried in
+	// the measurement's metadata): once set it is the revision judged, whatever the Rollout delivers
+	// later, so a rolled-back or replaced Freight is never judged by its successor's analysis. It takes
+	// precedence over Revision and Image. Without any of the three, the revision the Rollout delivers at
+	// the first judgement is pinned.
+	Pin *Pin
+	// InconclusiveDegraded applies the scripts' inconclusiveStatus = "Degraded" option: an inconclusive
+	// analysis then fails the verification, as it makes the Rollout Degraded in Argo CD. A run cut short
+	// (CutShort) then fails it too.
+	InconclusiveDegraded bool
+	// MaxValueBytes bounds Verdict.Value; default DefaultMaxValueBytes.
+	MaxValueBytes int
+	// Redact lists strings (Secret values) that must not appear in the message or the value.
+	Redact []string
+	// Engine evaluates the scripts; the zero value is the default profile (engine.Default) with Argo CD's 1 s timeout.
+	Engine engine.Engine
+}
+
+// DefaultMaxValueBytes keeps a measurement's value small: the controller stores up to ten measurements
+// per metric in the AnalysisRun's status (DefaultMeasurementHistoryLimit), and an object must stay far
+// below etcd's 1.5 MiB limit.
+const DefaultMaxValueBytes = 4096
+
+// Verdict is the judgement of a revision.
+type Verdict struct {
+	Phase   string
+	Message string
+	// Value is compact JSON (a Summary) that Kargo's UI can JSON.parse.
+	Value string
+	// Revision is the pod-template hash judged (empty if it could not be determined).
+	Revision string
+	// Pin is what the next judgement of the same verification must be given as Options.Pin (nil until a
+	// revision was chosen).
+	Pin *Pin
+}
+
+// Summary is what Value holds.
+type Summary struct {
+	// Rollout is "<namespace>/<name>".
+	Rollout string `json:"rollout"`
+	// Revision is the pod-template hash judged; RolloutRevision the Rollout's revision number for it.
+	Revision        string `json:"revision,omitempty"`
+	RolloutRevision string `json:"rolloutRevision,omitempty"`
+	// Verdict is the phase the plugin returned, Health the Rollout's health by our script.
+	Verdict string     `json:"verdict"`
+	Health  string     `json:"health,omitempty"`
+	Message string     `json:"message,omitempty"`
+	Runs    []RunValue `json:"runs"`
+	// Omitted counts runs, and metrics, left out to keep Value within its bound.
+	OmittedRuns    int `json:"omittedRuns,omitempty"`
+	OmittedMetrics int `json:"omittedMetrics,omitempty"`
+}
+
+// RunValue is one AnalysisRun or Experiment of the revision.
+type RunValue struct {
+	Name string `json:"name"`
+	// Type is Step, Background, PrePromotion, PostPromotion or Experiment; Kind is set for an Experiment
+	// object itself (its runs are listed as AnalysisRuns of type Experiment).
+	Type    string        `json:"type"`
+	Kind    string        `json:"kind,omitempty"`
+	Step    *int          `json:"step,omitempty"`
+	Phase   string        `json:"phase"`
+	Message string        `json:"message,omitempty"`
+	Metrics []MetricValue `json:"metrics,omitempty"`
+}
+
+// MetricValue is one metric result of a run.
+type MetricValue struct {
+	Name         string `json:"name"`
+	Phase        string `json:"phase"`
+	Count        int64  `json:"count"`
+	Successful   int64  `json:"successful"`
+	Failed       int64  `json:"failed"`
+	Inconclusive int64  `json:"inconclusive"`
+	Error        int64  `json:"error"`
+	DryRun       bool   `json:"dryRun,omitempty"`
+	Last         string `json:"last,omitempty"`
+}
+
+// scripts are the bundled scripts with the options applied.
+type scripts struct{ rollout, run, experiment string }
+
+func loadScripts(inconclusiveDegraded bool) (scripts, error) {
+	var s scripts
+	for _, x := range []struct {
+		kind string
+		dst  *string
+	}{{"Rollout", &s.rollout}, {"AnalysisRun", &s.run}, {"Experiment", &s.experiment}} {
+		src, err := lua.Health("argoproj.io", x.kind)
+		if err != nil {
+			return s, err
+		}
+		if inconclusiveDegraded {
+			if src, err = lua.SetOptions(src, map[string]any{"inconclusiveStatus": "Degraded"}); err != nil {
+				return s, fmt.Errorf("%s script: %w", x.kind, err)
+			}
+		}
+		*x.dst = src
+	}
+	return s, nil
+}
+
+// Judge decides the verdict. An error means the objects could not be judged at all (a script that fails
+// to run); a Rollout that cannot be judged yet is a Running verdict, and one whose input is wrong (a
+// revision that does not exist) an Error verdict.
+func Judge(objs Objects, opts Options) (Verdict, error) {
+	if opts.MaxValueBytes <= 0 {
+		opts.MaxValueBytes = DefaultMaxValueBytes
+	}
+	s, err := loadScripts(opts.InconclusiveDegraded)
+	if err != nil {
+		return Verdict{}, err
+	}
+	ro := objs.Rollout
+	md := mapOf(ro["metadata"])
+	name, ns := str(md["name"]), str(md["namespace"])
+	sum := Summary{Rollout: ns + "/" + name, Runs: []RunValue{}}
+	pin := opts.Pin.clone()
+	finish := func(phase, msg string) (Verdict, error) {
+		sum.Verdict = phase
+		sum.Message = msg
+		if pin != nil {
+			sum.Revision, sum.RolloutRevision = pin.Hash, pin.RolloutRevision
+		}
+		v := Verdict{Phase: phase, Message: redact(msg, opts.Redact), Revision: sum.Revision, Pin: pin}
+		v.Value = encode(sum, opts)
+		return v, nil
+	}
+
+	health, err := opts.Engine.Health(ro, s.rollout)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("Rollout %s: health script: %w", sum.Rollout, err)
+	}
+	sum.Health = health.Status
+	st := mapOf(ro["status"])
+	current := str(st["currentPodHash"])
+	stable := str(st["stableRS"])
+	// Until the controller has observed the current spec its status describes the previous revision,
+	// whose verdict says nothing about the one being delivered, and a revision cannot be chosen yet.
+	observed := observedSpec(ro)
+	if pin == nil {
+		if !observed {
+			return finish(Running, "Rollout "+sum.Rollout+": "+health.Message)
+		}
+		hash, err := revisionHash(opts.Revision, ro, objs, name, current)
+		if err != nil {
+			return finish(Error, err.Error())
+		}
+		if hash == "" {
+			return finish(Running, "Rollout "+sum.Rollout+" has not reported its current revision yet")
+		}
+		if opts.Image != "" && opts.Revision == "" {
+			images := podImages(ro)
+			if len(images) > 0 && !slices.Contains(images, opts.Image) {
+				return finish(Running, fmt.Sprintf("waiting for Rollout %s to run the Freight's image %s (its pod template runs %s)", sum.Rollout, opts.Image, strings.Join(images, ", ")))
+			}
+		}
+		pin = &Pin{Hash: hash}
+		if hash == current {
+			pin.RolloutRevision = str(mapOf(md["annotations"])[AnnotationRevision])
+			pin.Images = podImages(ro)
+		}
+	}
+	hash := pin.Hash
+	isCurrent := hash == current && observed
+	if isCurrent && stable == hash {
+		pin.Promoted = true
+	}
+
+	rv := analysisruns.Of(ro, objs.AnalysisRuns, objs.Experiments, hash)
+	type judged struct {
+		what   string
+		health engine.Health
+	}
+	var all []judged
+	var cutShort []string
+	for _, e := range rv.Experiments {
+		h, err := opts.Engine.Health(e, s.experiment)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("Experiment %s: health script: %w", objName(e), err)
+		}
+		all = append(all, judged{"Experiment " + objName(e), h})
+		sum.Runs = append(sum.Runs, RunValue{Name: objName(e), Type: TypeExperiment, Kind: "Experiment",
+			Phase: str(mapOf(e["status"])["phase"]), Message: str(mapOf(e["status"])["message"])})
+		if pin.RolloutRevision == "" {
+			pin.RolloutRevision = str(mapOf(mapOf(e["metadata"])["annotations"])[AnnotationRevision])
+		}
+	}
+	experiments := map[string]map[string]any{}
+	for _, e := range rv.Experiments {
+		experiments[objName(e)] = e
+	}
+	for _, r := range rv.Runs {
+		h, err := opts.Engine.Health(r.Object, s.run)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("AnalysisRun %s: health script: %w", r.Name, err)
+		}
+		what := r.Type + " analysis run " + r.Name
+		all = append(all, judged{what, h})
+		sum.Runs = append(sum.Runs, runValue(r))
+		if pin.RolloutRevision == "" && r.Type != analysisruns.Experiment {
+			pin.RolloutRevision = str(mapOf(mapOf(r.Object["metadata"])["annotations"])[AnnotationRevision])
+		}
+		if h.Status == engine.Healthy {
+			if why := CutShort(r, experiments[r.Experiment]); why != "" {
+				cutShort = append(cutShort, what+" "+why)
+			}
+		}
+	}
+
+	// Failed before replaced before inconclusive before in flight: a verdict already reached is never
+	// hidden by runs still measuring, and a revision that was replaced before it was fully promoted has
+	// failed whatever its runs were doing when it went.
+	var failed, inconclusive, busy []string
+	for _, j := range all {
+		switch j.health.Status {
+		case engine.Degraded:
+			failed = append(failed, j.what+": "+j.health.Message)
+		case engine.Suspended:
+			inconclusive = append(inconclusive, j.what+": "+j.health.Message)
+		case engine.Healthy:
+		default:
+			busy = append(busy, j.what+": "+j.health.Message)
+		}
+	}
+	inconclusive = append(inconclusive, cutShort...)
+	if len(failed) > 0 {
+		return finish(Failed, strings.Join(failed, "; "))
+	}
+	replaced := observed && hash != current
+	if replaced && !pin.Promoted && hash != stable {
+		return finish(Failed, fmt.Sprintf("revision %s%s was replaced by %s%s before it was fully promoted",
+			hash, revisionSuffix(pin.RolloutRevision), current, revisionSuffix(str(mapOf(md["annotations"])[AnnotationRevision]))))
+	}
+	if isCurrent && health.Status == engine.Degraded {
+		return finish(Failed, "Rollout "+sum.Rollout+" is Degraded: "+health.Message)
+	}
+	if len(inconclusive) > 0 {
+		if opts.InconclusiveDegraded {
+			return finish(Failed, strings.Join(inconclusive, "; "))
+		}
+		return finish(Inconclusive, strings.Join(inconclusive, "; "))
+	}
+	if isCurrent && health.Status == engine.Suspended && pausedInconclusive(st) {
+		return finish(Inconclusive, "Rollout "+sum.Rollout+": "+health.Message)
+	}
+	if len(busy) > 0 {
+		return finish(Running, strings.Join(busy, "; "))
+	}
+	if !isCurrent {
+		if !observed {
+			return finish(Running, "Rollout "+sum.Rollout+": "+health.Message)
+		}
+		if hash == stable {
+			return finish(Successful, fmt.Sprintf("revision %s is the Rollout's stable revision and every analysis of it passed", hash))
+		}
+		return finish(Successful, fmt.Sprintf("revision %s was fully promoted and every analysis of it passed; it has since been replaced by %s", hash, current))
+	}
+	if health.Status != engine.Healthy {
+		return finish(Running, "Rollout "+sum.Rollout+" is "+health.Status+": "+health.Message)
+	}
+	if stable != hash {
+		return finish(Running, fmt.Sprintf("revision %s is not fully promoted yet (stable revision %s)", hash, stable))
+	}
+	n := len(rv.Runs) + len(rv.Experiments)
+	msg := fmt.Sprintf("revision %s is fully promoted and every analysis of it passed (%d runs)", hash, n)
+	if n == 1 {
+		msg = fmt.Sprintf("revision %s is fully promoted and its analysis passed", hash)
+	} else if n == 0 {
+		msg = fmt.Sprintf("revision %s is fully promoted; it had no analysis", hash)
+	}
+	return finish(Successful, msg)
+}
+
+func revisionSuffix(rev string) string {
+	if rev == "" {
+		return ""
+	}
+	return " (revision " + rev + ")"
+}
+
+// podImages are the images of the Rollout's pod template (containers and init containers), as Kargo's
+// argocd-update or kustomize-set-image would have written the Freight's image there.
+func podImages(ro map[string]any) []string {
+	spec := mapOf(mapOf(mapOf(ro["spec"])["template"])["spec"])
+	var out []string
+	for _, field := range []string{"containers", "initContainers"} {
+		for _, c := range listOf(spec[field]) {
+			if img := str(mapOf(c)["image"]); img != "" {
+				out = append(out, img)
+			}
+		}
+	}
+	return out
+}
+
+// observedSpec mirrors the generation gates of the Rollout script (observedGeneration, and the workload
+// generation of a workloadRef Rollout); they hold for every revision, not only for the one the script
+// judges.
+func observedSpec(ro map[string]any) bool {
+	st, md := mapOf(ro["status"]), mapOf(ro["metadata"])
+	observed, err1 := strconv.ParseInt(str(st["observedGeneration"]), 10, 64)
+	generation, err2 := strconv.ParseInt(str(md["generation"]), 10, 64)
+	if err1 == nil && err2 == nil && observed < generation {
+		return false
+	}
+	if mapOf(ro["spec"])["workloadRef"] != nil {
+		if want, ok := mapOf(md["annotations"])["rollout.argoproj.io/workload-generation"]; ok && str(want) != str(st["workloadObservedGeneration"]) {
+			return false
+		}
+	}
+	return true
+}
+
+func pausedInconclusive(st map[string]any) bool {
+	for _, p := range listOf(st["pauseConditions"]) {
+		switch str(mapOf(p)["reason"]) {
+		case "InconclusiveAnalysisRun", "InconclusiveExperiment":
+			return true
+		}
+	}
+	return false
+}
+
+// revisionHash resolves Options.Revision to a pod-template hash.
+func revisionHash(rev string, ro map[string]any, objs Objects, rollout, current string) (string, error) {
+	if rev == "" || rev == current {
+		return current, nil
+	}
+	if rev == str(mapOf(mapOf(ro["metadata"])["annotations"])[AnnotationRevision]) {
+		return current, nil
+	}
+	for _, list := range [][]map[string]any{objs.AnalysisRuns, objs.Experiments} {
+		for _, o := range list {
+			if !analysisruns.Owned(ro, o) {
+				continue
+			}
+			md := mapOf(o["metadata"])
+			hash := str(mapOf(md["labels"])[LabelPodTemplateHash])
+			if hash == rev || str(mapOf(md["annotations"])[AnnotationRevision]) == rev {
+				return hash, nil
+			}
+		}
+	}
+	if rev == str(mapOf(ro["status"])["stableRS"]) {
+		return rev, nil
+	}
+	return "", fmt.Errorf("revision %q is neither the current revision of Rollout %s (%s) nor that of any of its analysis runs or experiments", rev, rollout, current)
+}
+
+func runValue(r analysisruns.Run) RunValue {
+	st := mapOf(r.Object["status"])
+	v := RunValue{Name: r.Name, Type: r.Type, Phase: str(st["phase"]), Message: str(st["message"])}
+	if r.Step >= 0 {
+		step := r.Step
+		v.Step = &step
+	}
+	for _, m := range listOf(st["metricResults"]) {
+		mr := mapOf(m)
+		mv := MetricValue{Name: str(mr["name"]), Phase: str(mr["phase"]), Count: num(mr["count"]), Successful: num(mr["successful"]),
+			Failed: num(mr["failed"]), Inconclusive: num(mr["inconclusive"]), Error: num(mr["error"]), DryRun: mr["dryRun"] == true}
+		if ms := listOf(mr["measurements"]); len(ms) > 0 {
+			mv.Last = str(mapOf(ms[len(ms)-1])["value"])
+		}
+		v.Metrics = append(v.Metrics, mv)
+	}
+	return v
+}
+
+func objName(o map[string]any) string { return str(mapOf(o["metadata"])["name"]) }
+func uid(o map[string]any) string     { return str(mapOf(o["metadata"])["uid"]) }
+
+func mapOf(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func listOf(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// str reads a scalar as text, as the scripts do.
+func str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return ""
+}
+
+func num(v any) int64 {
+	n, _ := strconv.ParseInt(str(v), 10, 64)
+	return n
+}

@@ -1,0 +1,13 @@
+//go:build e2e_live
+
+package v110
+
+import (
+	"testing"
+
+	"github.com/analysis-health/analysis-health/test/rollouts/recorder"
+)
+
+// TestLive: the scenarios delivered from git by Argo CD v3.6.1's own application controller and
+// repo-server (../../live/argocd) beside v1.10.2's controllers, against the replay (`make e2e-live`).
+func TestLive(t *testing.T) { recorder.RunLive(t, env, *update) }

@@ -1,0 +1,50 @@
+// Package v110 records the e2e scenarios (package recorder, ../) with Argo Rollouts v1.10.2's
+// controllers. It is a module of its own because v1.10.2 pins Kubernetes v0.34 libraries and needs Go
+// >= 1.26.10 (GOTOOLCHAIN=go1.27.3), and it must be tested with -tags rollouts_v1_10, which selects the
+// recorder's v1.10 controller wiring (../controllers_v1_10.go). `make e2e` does both.
+package v110
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/analysis-health/analysis-health/test/rollouts/recorder"
+)
+
+var update = flag.Bool("update", false, "rewrite the recorded timelines in test/testdata/timelines/<version>")
+
+var env *recorder.Env
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	if env, err = recorder.NewEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	env.Close()
+	os.Exit(code)
+}
+
+// TestVersion pins what this module is for: a build without the tag would wire the v1.8 controllers.
+func TestVersion(t *testing.T) {
+	if v := recorder.RolloutsVersion(); v != "v1.10.2" {
+		t.Fatalf("built against argo-rollouts %s, want v1.10.2", v)
+	}
+}
+
+func TestRecord(t *testing.T) { recorder.RunRecord(t, env, *update) }
+
+func TestGuard(t *testing.T) { recorder.RunGuard(t, env) }
+
+// TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
+func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, env, *update) }
+
+// TestExperimentTerminate: what the Experiment terminate action leads to (docs/actions.md).
+func TestExperimentTerminate(t *testing.T) { recorder.RunExperimentTerminate(t, env) }
+
+// TestPluginRemoved: a verification run naming the plugin after its removal (docs/install.md).
+func TestPluginRemoved(t *testing.T) { recorder.RunPluginRemoved(t, env) }

@@ -1,0 +1,68 @@
+// Package rolloutsv18 records the e2e scenarios (the recorder package, ../rollouts/recorder) with Argo
+// Rollouts v1.8.5's controllers, proves the plugin in its analysis controller and measures the plugin's
+// reliability there (make e2e). It is a module of its own because v1.8.5 pins Kubernetes v0.29.3; the
+// replace block in go.mod is argo-rollouts v1.8.5's own.
+package rolloutsv18
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/analysis-health/analysis-health/test/rollouts/recorder"
+)
+
+var update = flag.Bool("update", false, "rewrite the recorded timelines in test/testdata/timelines/<version>")
+
+var env *recorder.Env
+
+// TestMain stops the one API server program and metrics server that the tests of the binary share (each
+// scenario gets a namespace of its own); sharedEnv starts them for the first test that needs them, so a
+// run of the reliability tests alone (which start clusters of their own) does not start them.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if env != nil {
+		env.Close()
+	}
+	os.Exit(code)
+}
+
+var envErr error
+
+func sharedEnv(t *testing.T) *recorder.Env {
+	if env == nil && envErr == nil {
+		if env, envErr = recorder.NewEnv(); envErr != nil {
+			envErr = fmt.Errorf("the shared cluster: %w", envErr)
+		}
+	}
+	if envErr != nil {
+		t.Fatal(envErr)
+	}
+	return env
+}
+
+func TestRecord(t *testing.T) { recorder.RunRecord(t, sharedEnv(t), *update) }
+
+func TestGuard(t *testing.T) { recorder.RunGuard(t, sharedEnv(t)) }
+
+// TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
+func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, sharedEnv(t), *update) }
+
+// TestPluginRemoved: a verification run naming the plugin after its removal (docs/install.md).
+func TestPluginRemoved(t *testing.T) { recorder.RunPluginRemoved(t, sharedEnv(t)) }
+
+// TestExperimentTerminate: what the Experiment terminate action leads to (docs/actions.md).
+func TestExperimentTerminate(t *testing.T) { recorder.RunExperimentTerminate(t, sharedEnv(t)) }
+
+// TestVersion pins what this module is for: a build with the rollouts_v1_10 tag would wire v1.10's.
+func TestVersion(t *testing.T) {
+	if v := recorder.RolloutsVersion(); v != "v1.8.5" {
+		t.Fatalf("built against argo-rollouts %s, want v1.8.5", v)
+	}
+}
+
+// TestReliability: the plugin under faults, with least privilege, on oversized objects and under load
+// (docs/reliability.md); it starts clusters of its own.
+func TestReliability(t *testing.T) { recorder.RunReliability(t, *update) }

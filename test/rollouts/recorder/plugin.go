@@ -1,0 +1,313 @@
+package recorder
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	goplugin "github.com/hashicorp/go-plugin"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// The proof of the analysis-health/rollout-analysis metric-provider plugin (cmd/rollouts-plugin-metric-
+// analysis-health, docs/kargo.md) in the real analysis controller: the World loads the built plugin
+// binary through argo-rollouts-config (a file:// location, utils/config InitializeConfig and
+// utils/plugin DownloadPlugins, as the controller's main does), and while each scenario plays, Kargo-shaped
+// verification AnalysisRuns measure the Rollout's analysis through it:
+//
+//   - "at release": created as soon as Argo CD applied the new revision, the earliest a verification can
+//     start (a Stage whose health were Healthy at once);
+//   - "Kargo, built-in health": created at the first frame at which the Stage is Healthy with Argo CD's
+//     built-in Rollout health script (Kargo starts verification only then, kargo.md §2.2);
+//   - "Kargo, our health": likewise with analysis-health's scripts.
+//
+// Kargo's builder (pkg/rollouts/analysis_run_builder.go) is reproduced from what it puts in the run: the
+// metrics and args of our generated template flattened inline, the Stage's args filled in, its labels
+// and annotation. The run is in the Rollout's namespace, because the World's controllers watch only that
+// namespace; Kargo puts it in the Project namespace, which the plugin does not depend on.
+
+// Kargo's labels and annotation on a verification run (kargo.md §2.6).
+const (
+	kargoStageLabel      = "kargo.akuity.io/stage"
+	kargoFreightLabel    = "kargo.akuity.io/freight-collection"
+	kargoPromotionAnnot  = "kargo.akuity.io/promotion"
+	pluginName           = "analysis-health/rollout-analysis"
+	verificationAtStart  = "at release"
+	verificationBuiltin  = "Kargo, built-in health"
+	verificationOurs     = "Kargo, our health"
+	notStarted           = "not started"
+	builtinRolloutScript = "resource_customizations/argoproj.io/Rollout/health.lua"
+)
+
+// repoRoot is the main module, two levels above this package.
+func repoRoot() string { return filepath.Join(sourceDir(), "..", "..", "..") }
+
+// testdataDir is the proofs' one folder of recorded data (test/testdata).
+func testdataDir() string { return filepath.Join(repoRoot(), "test", "testdata") }
+
+// pluginBinaries are the two binaries of the main module the proof runs: the plugin, and the CLI
+// (whose health verb evaluates our scripts, or Argo CD's built-in one through an argocd-cm, in the same
+// engine the plugin uses).
+type pluginBinaries struct {
+	plugin, cli, builtinCM string
+}
+
+// buildMain builds a command of the main module with the machine's toolchain (the main module's), or
+// takes it from the environment variable (the Makefile builds both once for both recorder modules).
+func buildMain(dir, env, pkg string) (string, error) {
+	if bin := os.Getenv(env); bin != "" {
+		return bin, nil
+	}
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = repoRoot()
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %v\n%s", pkg, err, out)
+	}
+	return bin, nil
+}
+
+func preparePlugin(t *testing.T) pluginBinaries {
+	t.Helper()
+	dir := t.TempDir()
+	var b pluginBinaries
+	var err error
+	if b.plugin, err = buildMain(dir, "E2E_PLUGIN", "./cmd/rollouts-plugin-metric-analysis-health"); err != nil {
+		t.Fatal(err)
+	}
+	if b.cli, err = buildMain(dir, "E2E_ANALYSIS_HEALTH", "./cmd/analysis-health"); err != nil {
+		t.Fatal(err)
+	}
+	// Argo CD's built-in Rollout script, from the Argo CD module the main module proves against.
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/argoproj/argo-cd/v2")
+	cmd.Dir, cmd.Env = repoRoot(), append(os.Environ(), "GOTOOLCHAIN=local")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m github.com/argoproj/argo-cd/v2: %v", err)
+	}
+	script, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), builtinRolloutScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := yaml.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "argocd-cm", "namespace": "argocd"},
+		"data": map[string]string{
+			"resource.customizations.health.argoproj.io_Rollout":      string(script),
+			"resource.customizations.useOpenLibs.argoproj.io_Rollout": "true",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.builtinCM = filepath.Join(dir, "argocd-cm-builtin.yaml")
+	if err := os.WriteFile(b.builtinCM, cm, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// health is the Rollout's Argo CD health by our scripts (argocdCM empty) or by the argocd-cm's.
+func (b pluginBinaries) health(ro *v1alpha1.Rollout, argocdCM string) (string, error) {
+	ro = ro.DeepCopy()
+	ro.APIVersion, ro.Kind = "argoproj.io/v1alpha1", "Rollout"
+	raw, err := json.Marshal(ro)
+	if err != nil {
+		return "", err
+	}
+	args := []string{"health", "-f", "-", "-o", "json"}
+	if argocdCM != "" {
+		args = append(args, "--argocd-cm", argocdCM)
+	}
+	cmd := exec.Command(b.cli, args...)
+	cmd.Stdin = bytes.NewReader(raw)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("analysis-health health: %v: %s", err, stderr.String())
+	}
+	var rows []struct {
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(out, &rows); err != nil || len(rows) != 1 {
+		return "", fmt.Errorf("analysis-health health: %q (%v)", out, err)
+	}
+	return rows[0].Status, nil
+}
+
+// verificationRun is what Kargo's AnalysisRunBuilder makes of our generated template and Stage snippet.
+func (b pluginBinaries) verificationRun(ns, stage, freightImage string) (*v1alpha1.AnalysisRun, error) {
+	dir, err := os.MkdirTemp("", "kargo-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "kargo")
+	cmd := exec.Command(b.cli, "generate", "--format", "kargo", "--project", ns, "--rollout", Name, "--namespace", ns,
+		"--plugin-location", "file://"+b.plugin, "--image-repo", ImageRepo, "--out", out)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("analysis-health generate --format kargo: %v: %s", err, msg)
+	}
+	var tmpl v1alpha1.AnalysisTemplate
+	if err := readStrict(filepath.Join(out, "analysis-template.yaml"), &tmpl); err != nil {
+		return nil, err
+	}
+	var snippet struct {
+		Spec struct {
+			Verification struct {
+				AnalysisTemplates []struct{ Name, Kind string }  `json:"analysisTemplates"`
+				Args              []struct{ Name, Value string } `json:"args"`
+			} `json:"verification"`
+		} `json:"spec"`
+	}
+	if err := readStrict(filepath.Join(out, "stage-verification.yaml"), &snippet); err != nil {
+		return nil, err
+	}
+	// mergeArgs: the template declares the args; the Stage's values, evaluated as Kargo expressions
+	// (pkg/rollouts/analysis_run_builder.go), fill them.
+	args := tmpl.Spec.Args
+	for _, sa := range snippet.Spec.Verification.Args {
+		value, err := kargoExpression(sa.Value, freightImage)
+		if err != nil {
+			return nil, fmt.Errorf("stage arg %q: %v", sa.Name, err)
+		}
+		found := false
+		for i := range args {
+			if args[i].Name == sa.Name {
+				args[i].Value, found = ptr(value), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("the Stage passes %q, which the template does not declare", sa.Name)
+		}
+	}
+	for _, a := range args {
+		if a.Value == nil && a.ValueFrom == nil {
+			return nil, fmt.Errorf("unresolved argument %q", a.Name)
+		}
+	}
+	freight := fmt.Sprintf("%x", time.Now().UnixNano())[:7]
+	return &v1alpha1.AnalysisRun{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        strings.ToLower(fmt.Sprintf("%s.01J%023d.%s", stage, time.Now().UnixNano()%1e15, freight)),
+			Namespace:   ns,
+			Labels:      map[string]string{kargoStageLabel: stage, kargoFreightLabel: freight + "0123456789abcdef"},
+			Annotations: map[string]string{kargoPromotionAnnot: stage + "." + freight},
+		},
+		Spec: v1alpha1.AnalysisRunSpec{Metrics: tmpl.Spec.Metrics, DryRun: tmpl.Spec.DryRun,
+			MeasurementRetention: tmpl.Spec.MeasurementRetention, Args: args},
+	}, nil
+}
+
+// kargoExpression evaluates the one Kargo expression our Stage snippet uses, the Freight's image
+// (${{ imageFrom("REPO").RepoURL }}:${{ imageFrom("REPO").Tag }}; Kargo v1.11.2
+// pkg/expressions/function/functions.go ImageFromFreight), for a Freight holding freightImage. Anything
+// else holding an expression is an error: the model knows no other.
+func kargoExpression(value, freightImage string) (string, error) {
+	repo, tag, _ := strings.Cut(freightImage, ":")
+	for _, field := range []struct{ name, v string }{{"RepoURL", repo}, {"Tag", tag}} {
+		value = strings.ReplaceAll(value, `${{ imageFrom("`+ImageRepo+`").`+field.name+` }}`, field.v)
+	}
+	if strings.Contains(value, "${{") {
+		return "", fmt.Errorf("the model of Kargo cannot evaluate %q", value)
+	}
+	return value, nil
+}
+
+// freightImage is the Freight's image as Argo CD synced it into the Rollout.
+func freightImage(ro *v1alpha1.Rollout) string {
+	if c := ro.Spec.Template.Spec.Containers; len(c) > 0 && c[0].Image != "" {
+		return c[0].Image
+	}
+	return ImageV2 // a workloadRef Rollout: the Deployment holds the released image
+}
+
+func readStrict(path string, v any) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := yaml.UnmarshalStrict(raw, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// PluginResult is one scenario's outcome.
+type PluginResult struct {
+	Scenario string `json:"scenario"`
+	// Verdict is the analysis verdict (Scenario.Verdict): what the Rollout's own runs ended in.
+	Verdict       string            `json:"verdict"`
+	Verifications map[string]string `json:"verifications"`
+	// Expected is what the scenario declares: the verification at release, and Kargo's.
+	Expected map[string]string `json:"expected"`
+	// Requests is what the scenario's metric server received; Measurements what the Rollout's own runs
+	// record (count + error of every metric result); Duplicates the requests to a metric for a run beyond
+	// the run's measurements of it; Unreached the measurements that reached no endpoint (connection refused).
+	Requests     int `json:"requests"`
+	Measurements int `json:"measurements"`
+	Duplicates   int `json:"duplicates"`
+	Unreached    int `json:"unreached"`
+}
+
+// RunPluginVerification plays every scenario with the three verification runs and checks, frame by
+// frame: a verification is never Successful before every analysis of the revision passed, it is Failed
+// (and never Successful) from the frame after any analysis of the revision failed, and the metric server
+// answers no request beyond the Rollout's own measurements. With update it rewrites the report
+// (../testdata/plugin/<version>.yaml); without, the committed report must equal what is measured.
+func RunPluginVerification(t *testing.T, env *Env, update bool) {
+	bins := preparePlugin(t)
+	// The controller starts the plugin as a managed go-plugin client and, outside its Run, never stops it:
+	// without this the plugin process outlives the test.
+	defer goplugin.CleanupClients()
+	t.Setenv("KUBECONFIG", env.Cluster.Kubeconfig)
+	config := map[string]string{"metricProviderPlugins": "- name: " + pluginName + "\n  location: file://" + bins.plugin + "\n"}
+	var results []PluginResult
+	for _, sc := range Scenarios {
+		t.Run(sc.Name, func(t *testing.T) {
+			// DownloadPlugins writes plugin-bin/ below the working directory, for every World; the
+			// controller keeps the plugin process it started for the first one (client.go
+			// startPluginSystem), which is the same binary.
+			t.Chdir(t.TempDir())
+			r, err := playWithVerification(env, sc, bins, config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results = append(results, r)
+		})
+	}
+	if t.Failed() {
+		return
+	}
+	raw, err := yaml.Marshal(map[string]any{"controller": ControllerVersion(), "scenarios": results})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = append([]byte("# Written by test/rollouts/recorder RunPluginVerification from the real analysis controller; do not edit.\n"), raw...)
+	path := filepath.Join(testdataDir(), "plugin", RolloutsVersion()+".yaml")
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (write it with -update)", err)
+	}
+	if !bytes.Equal(got, raw) {
+		t.Errorf("%s differs from what the analysis controller does now; regenerate with -update and review the diff", path)
+	}
+}

@@ -1,0 +1,318 @@
+// The plugin proof's verification runs, played through a scenario and judged against the ground truth.
+
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	analysisutil "github.com/argoproj/argo-rollouts/utils/analysis"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
+)
+
+// verification follows one verification run through a scenario.
+type verification struct {
+	name  string
+	stage string
+	// healthy reports whether Kargo would start the verification now.
+	healthy func(ro *v1alpha1.Rollout) (bool, error)
+	run     string
+	started int // tick, -1 until created
+	// hash is the revision it verifies: the released one for the verification at release, the current
+	// one when Kargo starts it; want the outcome the scenario declares.
+	hash   string
+	want   string
+	phases []string
+	// violations of the rules the plugin must keep; prevFailed the runs of its revision failed at the
+	// previous tick.
+	violations []string
+	prevFailed []string
+}
+
+func (v *verification) note(phase string) {
+	if phase == "" {
+		phase = string(v1alpha1.AnalysisPhasePending)
+	}
+	if len(v.phases) == 0 || v.phases[len(v.phases)-1] != phase {
+		v.phases = append(v.phases, phase)
+	}
+}
+
+func (v *verification) sequence() string {
+	if v.started < 0 {
+		return notStarted
+	}
+	return strings.Join(v.phases, " → ")
+}
+
+func (v *verification) final() string {
+	if len(v.phases) == 0 {
+		return notStarted
+	}
+	return v.phases[len(v.phases)-1]
+}
+
+// analysisState is the ground truth at a frame for one revision, from the Rollout's own runs of it as
+// analysisruns selects them (the newest attempt of each analysis, and the runs its experiments own).
+type analysisState struct {
+	passed bool // the revision is current and stable, and every run and experiment of it Successful
+	// done: the revision is current and stable, and the release waits on none of its runs: each is
+	// Successful or, still measuring, ended by the controller without a verdict
+	// (analysisruns.EndedWithoutVerdict; such a run may still fail, so done is not passed)
+	done   bool
+	failed []string // runs Failed or Error
+}
+
+func groundTruth(w *World, ro *v1alpha1.Rollout, hash string) (analysisState, error) {
+	promoted := hash != "" && ro.Status.StableRS == hash && ro.Status.CurrentPodHash == hash
+	st := analysisState{passed: promoted, done: promoted}
+	rollout, runs, exps, err := w.unstructuredState()
+	if err != nil {
+		return st, err
+	}
+	rv := analysisruns.Of(rollout, runs, exps, hash)
+	judge := func(o map[string]any) string {
+		phase, _, _ := unstructured.NestedString(o, "status", "phase")
+		switch v1alpha1.AnalysisPhase(phase) {
+		case v1alpha1.AnalysisPhaseSuccessful:
+		case v1alpha1.AnalysisPhaseFailed, v1alpha1.AnalysisPhaseError, v1alpha1.AnalysisPhaseInconclusive:
+			st.passed, st.done = false, false
+		default:
+			st.passed = false
+			if !analysisruns.EndedWithoutVerdict(rollout, o) {
+				st.done = false
+			}
+		}
+		return phase
+	}
+	for _, e := range rv.Experiments {
+		judge(e)
+	}
+	for _, r := range rv.Runs {
+		if phase := judge(r.Object); phase == string(v1alpha1.AnalysisPhaseFailed) || phase == string(v1alpha1.AnalysisPhaseError) {
+			st.failed = append(st.failed, r.Name+" "+phase)
+		}
+	}
+	sort.Strings(st.failed)
+	return st, nil
+}
+
+func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map[string]string) (res PluginResult, err error) {
+	vs := []*verification{
+		{name: verificationAtStart, stage: "at-release", want: sc.Verification, healthy: func(*v1alpha1.Rollout) (bool, error) { return true, nil }},
+		{name: verificationBuiltin, stage: "builtin", want: sc.Kargo, healthy: func(ro *v1alpha1.Rollout) (bool, error) {
+			h, err := bins.health(ro, bins.builtinCM)
+			return h == "Healthy", err
+		}},
+		{name: verificationOurs, stage: "ours", want: sc.Kargo, healthy: func(ro *v1alpha1.Rollout) (bool, error) {
+			h, err := bins.health(ro, "")
+			return h == "Healthy", err
+		}},
+	}
+	for _, v := range vs {
+		v.started = -1
+	}
+	if sc.Verification == "" || sc.Kargo == "" {
+		return res, fmt.Errorf("scenario %s declares no verification outcome", sc.Name)
+	}
+	stable := ""   // the stable revision when the release was applied
+	released := "" // the revision released: the first current one that is not that stable one
+	opts := sc.Options
+	if opts.RolloutsConfig != nil {
+		return res, fmt.Errorf("scenario %s has an argo-rollouts-config of its own", sc.Name)
+	}
+	opts.RolloutsConfig = config
+	// The plugin runs on the real clock (its resumeAt is real time + pollInterval): the World's clock
+	// starts an hour ahead of it, so the controller resumes the measurement on every tick however slowly
+	// the machine runs.
+	opts.Epoch = time.Now().UTC().Truncate(time.Second).Add(time.Hour)
+	opts.AfterTick = func(w *World) error {
+		if !w.recording {
+			return nil
+		}
+		tick := w.reconciles
+		ro := w.Rollout()
+		if stable == "" {
+			stable = ro.Status.StableRS
+		}
+		if released == "" && ro.Status.CurrentPodHash != stable && ro.Status.CurrentPodHash != "" {
+			released = ro.Status.CurrentPodHash
+		}
+		for _, v := range vs {
+			if v.started < 0 {
+				ok, err := v.healthy(ro)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					continue
+				}
+				ar, err := bins.verificationRun(w.ns, v.stage, freightImage(ro))
+				if err != nil {
+					return err
+				}
+				if err := w.Create(ar); err != nil {
+					return err
+				}
+				v.run, v.started = ar.Name, tick
+				if v.name != verificationAtStart {
+					v.hash = ro.Status.CurrentPodHash // Kargo starts it on a Healthy Stage: the controller observed the Freight
+				}
+				continue
+			}
+			if v.name == verificationAtStart {
+				v.hash = released
+			}
+			ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Get(context.Background(), v.run, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			v.note(string(ar.Status.Phase))
+			truth, err := groundTruth(w, ro, v.hash)
+			if err != nil {
+				return err
+			}
+			// the plugin measured during this tick's reconcile of the run, after the previous tick's state
+			if ar.Status.Phase == v1alpha1.AnalysisPhaseSuccessful && !truth.passed {
+				v.violations = append(v.violations, fmt.Sprintf("%s tick %d: Successful before every analysis of revision %s passed", v.name, tick, v.hash))
+			}
+			if ar.Status.Phase == v1alpha1.AnalysisPhaseSuccessful && len(truth.failed) > 0 {
+				v.violations = append(v.violations, fmt.Sprintf("%s tick %d: Successful while %v", v.name, tick, truth.failed))
+			}
+			if len(v.prevFailed) > 0 && v.started < tick && !ar.Status.Phase.Completed() {
+				v.violations = append(v.violations, fmt.Sprintf("%s tick %d: %s a tick after %v", v.name, tick, ar.Status.Phase, v.prevFailed))
+			}
+			v.prevFailed = truth.failed
+			// the revision the plugin pinned, in the measurement's metadata, is the one being verified
+			for _, mr := range ar.Status.MetricResults {
+				for _, m := range mr.Measurements {
+					if pinned := m.Metadata["revision"]; pinned != "" && v.hash != "" && pinned != v.hash {
+						v.violations = append(v.violations, fmt.Sprintf("%s tick %d: the plugin pinned revision %s, the verification is of %s", v.name, tick, pinned, v.hash))
+					}
+				}
+			}
+		}
+		return nil
+	}
+	sc.Options = opts
+	w, err := env.NewWorld(opts)
+	if err != nil {
+		return res, err
+	}
+	defer w.Close()
+	defer func() {
+		if r := recover(); r != nil {
+			se, ok := r.(scriptError)
+			if !ok {
+				panic(r)
+			}
+			err = se.err
+		}
+	}()
+	s := &S{w: w}
+	sc.Play(s)
+	s.Ticks(3) // the verification's next measurement follows the last change
+	if errs := w.SyncErrors(); len(errs) > 0 {
+		return res, fmt.Errorf("the controllers failed to reconcile: %v", errs)
+	}
+	if got := w.Verdict(); got != sc.Verdict {
+		return res, fmt.Errorf("analysis verdict %q, the scenario expects %q", got, sc.Verdict)
+	}
+	res = PluginResult{Scenario: sc.Name, Verdict: sc.Verdict, Verifications: map[string]string{},
+		Expected: map[string]string{"at release": sc.Verification, "Kargo": sc.Kargo}}
+	var problems []string
+	for _, v := range vs {
+		res.Verifications[v.name] = v.sequence()
+		problems = append(problems, v.violations...)
+		if v.started >= 0 && !v1alpha1.AnalysisPhase(v.final()).Completed() {
+			problems = append(problems, fmt.Sprintf("%s: still %s at the end", v.name, v.final()))
+		}
+	}
+	for _, v := range vs {
+		if got := v.final(); got != v.want {
+			problems = append(problems, fmt.Sprintf("%s: ended %s (%s), the scenario declares %s", v.name, got, v.sequence(), v.want))
+		}
+	}
+	if vs[0].started < 0 {
+		problems = append(problems, "the verification at release never started")
+	}
+	// Requests to the metric server against the Rollout's own measurements, per metric and run: a
+	// request that no measurement of the run its URL or query names explains is a duplicate query. The
+	// run is read back from the run itself: its metrics resolved with its args by the controller's own
+	// function, as the analysis controller does before it measures. The attempts of one analysis (a
+	// retry: …-1, …-1.1) carry the same args, so they share a key and are counted together.
+	// Measurements that failed to connect (the server down) reached no endpoint; they are counted apart.
+	measured := map[Endpoint]int{}
+	for _, ar := range w.AnalysisRuns() {
+		if ar.Labels[kargoStageLabel] != "" {
+			for _, mr := range ar.Status.MetricResults {
+				if mr.Name != "rollout-analysis" {
+					problems = append(problems, "the verification run measured "+mr.Name)
+				}
+			}
+			continue
+		}
+		for _, m := range ar.Spec.Metrics {
+			for _, mr := range ar.Status.MetricResults {
+				if mr.Name != m.Name {
+					continue
+				}
+				e, err := endpointOf(m, ar.Spec.Args)
+				if err != nil {
+					return res, fmt.Errorf("AnalysisRun %s metric %s: %w", ar.Name, m.Name, err)
+				}
+				measured[e] += int(mr.Count + mr.Error)
+				res.Measurements += int(mr.Count + mr.Error)
+			}
+		}
+	}
+	requests := env.Metrics.Requests()
+	for e := range measured {
+		if _, ok := requests[e]; !ok {
+			requests[e] = 0
+		}
+	}
+	for e, n := range requests {
+		res.Requests += n
+		switch {
+		case n > measured[e]:
+			res.Duplicates += n - measured[e]
+			problems = append(problems, fmt.Sprintf("%d requests to %q of run %q beyond the Rollout's own %d measurements of it", n-measured[e], e.Metric, e.Run, measured[e]))
+		case n < measured[e]:
+			res.Unreached += measured[e] - n
+		}
+	}
+	if len(problems) > 0 {
+		return res, fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return res, nil
+}
+
+// endpointOf is the metrics server's endpoint and run a run's metric queries (MetricsServer.ServeHTTP):
+// the metric resolved with the run's args (utils/analysis factory.go ResolveMetricArgs, which the analysis
+// controller applies before every measurement, analysis/analysis.go).
+func endpointOf(m v1alpha1.Metric, args []v1alpha1.Argument) (Endpoint, error) {
+	r, err := analysisutil.ResolveMetricArgs(m, args)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	switch {
+	case r.Provider.Web != nil:
+		u, err := url.Parse(r.Provider.Web.URL)
+		if err != nil {
+			return Endpoint{}, err
+		}
+		return WebEndpoint(u), nil
+	case r.Provider.Prometheus != nil:
+		return PrometheusEndpoint(r.Provider.Prometheus.Query), nil
+	}
+	return Endpoint{}, fmt.Errorf("no web or prometheus provider")
+}

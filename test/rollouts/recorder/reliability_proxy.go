@@ -1,0 +1,301 @@
+// The reliability rig's instruments and network faults: the write timer, the log tap, the TCP proxies.
+
+package recorder
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	log "github.com/sirupsen/logrus"
+)
+
+// measured is one measurement the controller took and wrote: when the worker took the run (Taken), when
+// it began writing the result (Written), the measurement written, and the resumeAt it was due at.
+type measured struct {
+	Key         string
+	Taken       time.Time
+	Written     time.Time
+	DueAt       *time.Time
+	Measurement v1alpha1.Measurement
+	Count       int
+}
+
+// writeLog collects the measurements of the controller's writes of AnalysisRuns.
+type writeLog struct {
+	queue *timedQueue
+	mu    sync.Mutex
+	last  map[string]string // key -> the last measurement written, as JSON
+	due   map[string]*time.Time
+	all   []measured
+}
+
+func (l *writeLog) snapshot() []measured {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]measured(nil), l.all...)
+}
+
+var runPath = regexp.MustCompile(`^/apis/argoproj\.io/v1alpha1/namespaces/([^/]+)/analysisruns/([^/]+)$`)
+
+// writeTimer notes every successful write of an AnalysisRun whose last measurement changed: a
+// measurement taken.
+type writeTimer struct {
+	rt  http.RoundTripper
+	log *writeLog
+}
+
+func (w writeTimer) RoundTrip(req *http.Request) (*http.Response, error) {
+	// the controller writes a run's status as a merge patch of the status (analysis/sync.go
+	// persistAnalysisRunStatus), which holds metricResults whole whenever a measurement changed
+	m := runPath.FindStringSubmatch(req.URL.Path)
+	if req.Method != http.MethodPatch || m == nil {
+		return w.rt.RoundTrip(req)
+	}
+	body, err := readBody(req)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	resp, err := w.rt.RoundTrip(req)
+	if err == nil && resp.StatusCode < 300 {
+		w.log.note(m[1]+"/"+m[2], body, start)
+	}
+	return resp, err
+}
+
+func (l *writeLog) note(key string, body []byte, now time.Time) {
+	var ar v1alpha1.AnalysisRun
+	if json.Unmarshal(body, &ar) != nil || len(ar.Status.MetricResults) == 0 {
+		return
+	}
+	mr := ar.Status.MetricResults[0]
+	if len(mr.Measurements) == 0 {
+		return
+	}
+	m := mr.Measurements[len(mr.Measurements)-1]
+	raw, _ := json.Marshal(struct {
+		M v1alpha1.Measurement
+		N int
+	}{m, len(mr.Measurements)})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.due == nil {
+		l.due = map[string]*time.Time{}
+	}
+	if l.last[key] == string(raw) {
+		return
+	}
+	l.last[key] = string(raw)
+	l.all = append(l.all, measured{Key: key, Taken: l.queue.startedAt(key), Written: now, DueAt: l.due[key], Measurement: m, Count: len(mr.Measurements)})
+	if m.ResumeAt != nil {
+		t := m.ResumeAt.Time
+		l.due[key] = &t
+	} else {
+		// an Error or a completed measurement: the next one is due after the controller's own interval
+		l.due[key] = nil
+	}
+}
+
+// logTap keeps what the analysis controller logs about measurements (logrus, its logger), by run.
+type logTap struct {
+	mu      sync.Mutex
+	entries []logEntry
+}
+
+type logEntry struct {
+	Time    time.Time
+	Run     string // namespace/name
+	Level   string
+	Message string
+}
+
+func tapLogs() *logTap {
+	tap := &logTap{}
+	log.StandardLogger().ReplaceHooks(log.LevelHooks{})
+	log.SetLevel(log.InfoLevel)
+	log.AddHook(tap)
+	return tap
+}
+
+func (*logTap) Levels() []log.Level { return log.AllLevels }
+
+func (l *logTap) Fire(e *log.Entry) error {
+	if !strings.HasPrefix(e.Message, "Measurement") {
+		return nil
+	}
+	ns, _ := e.Data["namespace"].(string)
+	name, _ := e.Data["analysisrun"].(string)
+	l.mu.Lock()
+	l.entries = append(l.entries, logEntry{Time: e.Time, Run: ns + "/" + name, Level: e.Level.String(), Message: e.Message})
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *logTap) of(run string, from, to time.Time) []logEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []logEntry
+	for _, e := range l.entries {
+		if e.Run == run && !e.Time.Before(from) && !e.Time.After(to) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// faultProxy forwards TCP connections to the API server. down closes its listener (a client gets
+// "connection refused", as from a stopped server) and every connection; slow delays every chunk the
+// server sends by d.
+type faultProxy struct {
+	mu       sync.Mutex
+	ln       net.Listener
+	address  string
+	upstream string
+	delay    time.Duration
+	conns    map[net.Conn]bool
+}
+
+func newFaultProxy(upstream string) (*faultProxy, error) {
+	p := &faultProxy{upstream: upstream, conns: map[net.Conn]bool{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p.address = ln.Addr().String()
+	p.serve(ln)
+	return p, nil
+}
+
+func (p *faultProxy) addr() string { return p.address }
+
+func (p *faultProxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.forward(c)
+		}
+	}()
+}
+
+func (p *faultProxy) forward(c net.Conn) {
+	p.mu.Lock()
+	up, delay := p.upstream, p.delay
+	p.conns[c] = true
+	p.mu.Unlock()
+	u, err := net.Dial("tcp", up)
+	if err != nil {
+		p.drop(c)
+		return
+	}
+	p.mu.Lock()
+	p.conns[u] = true
+	p.mu.Unlock()
+	go func() { _, _ = io.Copy(u, c); p.drop(u) }()
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := u.Read(buf)
+		if n > 0 {
+			if delay > 0 {
+				time.Sleep(delay)
+			}
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	p.drop(c)
+	p.drop(u)
+}
+
+func (p *faultProxy) drop(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	_ = c.Close()
+}
+
+func (p *faultProxy) down() {
+	p.mu.Lock()
+	ln := p.ln
+	p.ln = nil
+	conns := p.conns
+	p.conns = map[net.Conn]bool{}
+	p.mu.Unlock()
+	if ln != nil {
+		_ = ln.Close()
+	}
+	for c := range conns {
+		_ = c.Close()
+	}
+}
+
+// up listens again on the same address, forwarding to upstream.
+func (p *faultProxy) up(upstream string) error {
+	p.mu.Lock()
+	p.upstream = upstream
+	p.mu.Unlock()
+	var ln net.Listener
+	var err error
+	for i := 0; i < 50; i++ {
+		if ln, err = net.Listen("tcp", p.address); err == nil {
+			p.serve(ln)
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+// slow delays what the server sends on connections opened from now on; existing ones are closed, so the
+// client's next request opens a slow one.
+func (p *faultProxy) slow(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
+	conns := p.conns
+	p.conns = map[net.Conn]bool{}
+	p.mu.Unlock()
+	for c := range conns {
+		_ = c.Close()
+	}
+}
+
+func (p *faultProxy) close() { p.down() }
+
+// restartCluster stops the API server program, keeps it stopped for down, and starts it again on the same
+// data directory; the proxies refuse connections meanwhile and then forward to the new server.
+func (r *rig) restartCluster(down time.Duration) (stopped, ready time.Time, err error) {
+	r.ctrlPx.down()
+	r.pluginPx.down()
+	r.cluster.Close()
+	r.cluster = nil
+	stopped = time.Now()
+	time.Sleep(down)
+	if r.cluster, err = StartClusterWith(r.opts); err != nil {
+		return stopped, ready, err
+	}
+	ready = time.Now()
+	if r.admin, err = newClients(r.cluster.Config); err != nil {
+		return stopped, ready, err
+	}
+	up := strings.TrimPrefix(r.cluster.Config.Host, "https://")
+	if err := r.ctrlPx.up(up); err != nil {
+		return stopped, ready, err
+	}
+	return stopped, ready, r.pluginPx.up(up)
+}
