@@ -14,7 +14,7 @@ toolchain = $$(case "$$(sed -n 's/^go //p' $(CURDIR)/$(1)/go.mod)" in (1.26|1.26
 # The product is the root module; the proofs are the modules under test/, each named by the upstream
 # version it pins (test/README.md). These are the modules whose `go test ./...` is the proof; the two
 # Rollouts modules and the programs (test/kube-apiserver-v1.34, test/live-argocd-v3.6) run in `make e2e`.
-UNIT_MODULES := . test test/formats test/argocd-v2.14 test/argocd-v3.2 test/argocd-v3.6 test/upstream test/rollouts
+UNIT_MODULES := . test test/formats test/argocd-v2.14 test/argocd-v3.2 test/argocd-v3.6 test/upstream test/rollouts test/repo
 ROLLOUTS_MODULES := test/rollouts-v1.8 test/rollouts-v1.10
 MODULES := $(UNIT_MODULES) test/argocd-v3-adapter $(ROLLOUTS_MODULES) test/kube-apiserver-v1.34 test/live-argocd-v3.6
 
@@ -43,7 +43,7 @@ dist:
 
 # Everything, each proof once: every module's tests (two modules at a time), the install path, then the
 # end-to-end proof and the live suite; then the list of skipped proofs.
-test: skips-reset unit install-test e2e-all
+test: skips-reset unit e2e-all
 	@$(MAKE) --no-print-directory skips-summary
 
 # For contributors: the product's unit tests and the fastest conformance (Argo CD v3.2's suite), a few
@@ -62,10 +62,11 @@ TEST_TIMEOUT ?= 60m
 $(addprefix unit/,$(UNIT_MODULES)): unit/%:
 	cd $* && GOTOOLCHAIN=$(call toolchain,$*) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-# `go install …@version` from a module proxy built on disk from `git archive HEAD`, outside the checkout,
-# then the installed CLI on the bundled example, and a user module that runs verify.Test (test/install).
+# `go install …@latest` from a module proxy built on disk from `git archive HEAD`, outside the checkout,
+# then the installed CLI on the bundled example, and a user module that runs verify.Test (test/repo/install;
+# part of `make unit`).
 install-test:
-	$(GO) run ./test/install/cmd/install-test
+	cd test/repo && $(GO) test -count=1 ./install/
 
 tidy:
 	@for m in $(MODULES); do echo "== $$m"; (cd $$m && GOTOOLCHAIN=$(call toolchain,$$m) $(GO) mod tidy) || exit 1; done
