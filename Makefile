@@ -24,7 +24,7 @@ MODULES := $(UNIT_MODULES) test/argocd-v3-adapter $(ROLLOUTS_MODULES) test/kube-
 export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
 .PHONY: all build dist test check unit e2e e2e-live e2e-streams reliability install-test docs bench bench-cli \
-	fuzz golden verify example builtin-scripts timelines-png tidy skips-reset skips-summary check-no-skips \
+	fuzz golden verify example test-upstream builtin-scripts timelines-png tidy skips-reset skips-summary check-no-skips \
 	$(addprefix unit/,$(UNIT_MODULES)) stream/v1.8 stream/v1.10
 
 all: build test
@@ -67,6 +67,11 @@ $(addprefix unit/,$(UNIT_MODULES)): unit/%:
 # part of `make unit`).
 install-test:
 	cd test/repo && $(GO) test -count=1 ./install/
+
+# The upstream format in Argo CD's own trees (docs/upstream.md), alone; UPDATE=1 rewrites
+# generator/upstreamcases and docs/upstream.md.
+test-upstream:
+	cd test/upstream && $(GO) test -count=1 -timeout 60m . $(UPDATE_FLAG)
 
 tidy:
 	@for m in $(MODULES); do echo "== $$m"; (cd $$m && GOTOOLCHAIN=$(call toolchain,$$m) $(GO) mod tidy) || exit 1; done
@@ -167,6 +172,10 @@ cd test/kube-apiserver-v1.34 && GOTOOLCHAIN=$(call toolchain,test/kube-apiserver
 $(GO) build -o $(E2E_PLUGIN) ./cmd/rollouts-plugin-metric-analysis-health
 $(GO) build -o $(E2E_ANALYSIS_HEALTH) ./cmd/analysis-health
 endef
+# Rollouts v1.10.2's upstream corpus (docs/health-semantics.md), the one other package of its module.
+define rollouts_corpus
+cd test/rollouts-v1.10 && GOTOOLCHAIN=$(call toolchain,test/rollouts-v1.10) $(GO) test -count=1 ./corpus/
+endef
 define e2e_argocd
 cd test/live-argocd-v3.6 && GOTOOLCHAIN=$(call toolchain,test/live-argocd-v3.6) $(GO) build -o $(E2E_ARGOCD) .
 endef
@@ -183,6 +192,7 @@ e2e:
 	$(e2e_bins)
 	$(call rollouts_test,v1.8,-timeout 60m $(E2E_RECORD))
 	$(call rollouts_test,v1.10,-timeout 60m $(E2E_RECORD))
+	$(rollouts_corpus)
 	$(e2e_reliability)
 
 # The live suite (test/rollouts/recorder/live*.go, docs/why.md "Live"): Argo CD v3.6.1's own application
@@ -217,6 +227,7 @@ stream/v1.8:
 
 stream/v1.10:
 	$(call rollouts_test,v1.10,-timeout 60m $(E2E_RECORD))
+	$(rollouts_corpus)
 	$(e2e_argocd)
 
 # The plugin's reliability (docs/reliability.md, generated from the committed run): TestReliability of

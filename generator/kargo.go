@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -107,7 +108,7 @@ func (o KargoOptions) Validate() error {
 		// utils/plugin/downloader.go accepts these three schemes only, and the controller exits otherwise.
 		errs = append(errs, fmt.Sprintf("plugin location %q is not an http://, https:// or file:// URL", o.PluginLocation))
 	} else if u.Scheme != "file" && o.PluginSHA256 == "" {
-		errs = append(errs, "an http(s) plugin location needs the binary's sha256, which the controller checks after the download")
+		errs = append(errs, "an http(s) plugin location needs the binary's sha256, which the controller checks after the download: give it with --plugin-sha256 HEX, or the binary with --plugin-file FILE")
 	}
 	if o.PluginImage != "" {
 		if !strings.HasPrefix(o.PluginLocation, "file://") {
@@ -121,7 +122,7 @@ func (o KargoOptions) Validate() error {
 	}
 	if o.PluginSHA256 != "" && !sha256Hex.MatchString(o.PluginSHA256) {
 		// Any other length is compared with something no binary hashes to (checkShaOfPlugin).
-		errs = append(errs, fmt.Sprintf("plugin sha256 %q is not 64 lower-case hex digits", o.PluginSHA256))
+		errs = append(errs, fmt.Sprintf("--plugin-sha256 %q is not 64 lower-case hex digits (the binary's SHA-256; or give the binary with --plugin-file)", o.PluginSHA256))
 	}
 	for _, ns := range []struct{ what, v string }{{"project", o.Project}, {"namespace", o.Namespace}} {
 		if ns.v != "" && !validNamespace(ns.v) {
@@ -252,13 +253,67 @@ func docs(header string, objs ...any) ([]byte, error) {
 		if i > 0 {
 			b.WriteString("---\n")
 		}
-		out, err := sigsyaml.Marshal(obj)
+		out, err := marshalOneLineExpressions(obj)
 		if err != nil {
 			return nil, err
 		}
 		b.Write(out)
 	}
 	return []byte(b.String()), nil
+}
+
+// marshalOneLineExpressions is sigsyaml.Marshal, except that every Kargo expression (a string holding
+// "${{") is printed on one line: goyaml.v2 folds a plain scalar longer than 80 columns at a space, which
+// YAML reads back the same but which cuts a `${{ … }}` in two for the reader. Each such string is
+// marshalled as a placeholder without spaces, then put back verbatim; the result must read back as obj.
+func marshalOneLineExpressions(obj any) ([]byte, error) {
+	var exprs []string
+	var swap func(v any) any
+	swap = func(v any) any {
+		switch v := v.(type) {
+		case object:
+			m := make(object, len(v))
+			for k, e := range v {
+				m[k] = swap(e)
+			}
+			return m
+		case []any:
+			l := make([]any, len(v))
+			for i, e := range v {
+				l[i] = swap(e)
+			}
+			return l
+		case string:
+			if strings.Contains(v, "${{") {
+				exprs = append(exprs, v)
+				return fmt.Sprintf("analysis-health-kargo-expression-%d", len(exprs)-1)
+			}
+		}
+		return v
+	}
+	out, err := sigsyaml.Marshal(swap(obj))
+	if err != nil || len(exprs) == 0 {
+		return out, err
+	}
+	s := string(out)
+	for i := len(exprs) - 1; i >= 0; i-- { // -10 before -1
+		s = strings.Replace(s, fmt.Sprintf("analysis-health-kargo-expression-%d", i), exprs[i], 1)
+	}
+	want, err := sigsyaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var got, back any
+	if err := sigsyaml.Unmarshal([]byte(s), &got); err != nil {
+		return nil, fmt.Errorf("kargo expressions on one line: %w", err)
+	}
+	if err := sigsyaml.Unmarshal(want, &back); err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(got, back) {
+		return nil, fmt.Errorf("kargo expressions on one line do not read back as written:\n%s", s)
+	}
+	return []byte(s), nil
 }
 
 type object = map[string]any

@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/internal/golden"
+	"github.com/analysis-health/analysis-health/internal/docblock"
 )
 
 // kargoSets are the kargo option combinations, by golden folder name under testdata/kargo/.
@@ -83,6 +83,66 @@ func TestKargoDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.Block(t, "../docs/kargo.md", "<!-- generated: plugin image values (go test ./generator/ -run TestKargoDoc -update) -->\n",
-		"<!-- end of generated plugin image values -->\n", "```yaml\n"+string(raw)+"```\n")
+	docblock.Check(t, "../docs/kargo.md", "generator TestKargoDoc", []byte("```yaml\n"+string(raw)+"```\n"))
+}
+
+// TestKargoExpressionsOneLine: every Kargo expression is printed on one line, whatever its length (a
+// long image repository would otherwise be folded inside its ${{ }}), and reads back as given.
+func TestKargoExpressionsOneLine(t *testing.T) {
+	long := "registry.example.com/a-rather-long-organisation-name/and-a-long-team/checkout-service"
+	for _, tc := range []struct {
+		name string
+		opts KargoOptions
+		want string
+	}{
+		{"freight image", KargoOptions{PluginLocation: "file:///p/x", ImageRepo: "ghcr.io/shop/checkout"}, KargoImageExpression("ghcr.io/shop/checkout")},
+		{"long image repository", KargoOptions{PluginLocation: "file:///p/x", ImageRepo: long}, KargoImageExpression(long)},
+		{"stage vars", KargoOptions{PluginLocation: "file:///p/x"}, "${{ vars.rolloutNamespace }}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files, err := GenerateKargo(tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, f := range files {
+				for i, line := range strings.Split(string(f.Data), "\n") {
+					if strings.HasPrefix(strings.TrimSpace(line), "#") {
+						continue
+					}
+					for rest := line; strings.Contains(rest, "${{"); {
+						_, after, _ := strings.Cut(rest, "${{")
+						var closed bool
+						if _, rest, closed = strings.Cut(after, "}}"); !closed {
+							t.Errorf("%s:%d: an expression spans lines: %s", f.Path, i+1, line)
+						}
+					}
+					found = found || strings.HasSuffix(line, "value: "+tc.want)
+				}
+				if f.Path != KargoStageFile {
+					continue
+				}
+				var stage struct {
+					Spec struct {
+						Verification struct {
+							Args []struct{ Name, Value string }
+						}
+					}
+				}
+				if err := yaml.Unmarshal(f.Data, &stage); err != nil {
+					t.Fatal(err)
+				}
+				var values []string
+				for _, a := range stage.Spec.Verification.Args {
+					values = append(values, a.Value)
+				}
+				if !strings.Contains(strings.Join(values, "\n"), tc.want) {
+					t.Errorf("args %q lack %q", values, tc.want)
+				}
+			}
+			if !found {
+				t.Errorf("no line ends with value: %s", tc.want)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,12 +22,12 @@ import (
 )
 
 func main() {
-	fs := flag.NewFlagSet(os.Args[0], flag.ContinueOnError)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster the Rollouts controller runs against (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	fs := flag.NewFlagSet(filepath.Base(os.Args[0]), flag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster the Rollouts controller runs against\n(default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	printVersion := fs.Bool("version", false, "print the version and exit")
-	copyTo := fs.String("copy-to", "", "copy this binary to the path and exit: the init container of a file:// install runs it, as plugin images have no shell and no cp (docs/kargo.md)")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		os.Exit(2)
+	copyTo := fs.String("copy-to", "", "copy this binary to the path and exit: the init container of a file:// install runs it,\nas plugin images have no shell and no cp (docs/kargo.md)")
+	if code, done := parse(fs, os.Args[1:], os.Stdout, os.Stderr); done {
+		os.Exit(code)
 	}
 	if *printVersion {
 		fmt.Println("rollouts-plugin-metric-analysis-health", version.String())
@@ -48,6 +49,45 @@ func main() {
 		HandshakeConfig: rolloutplugin.Handshake,
 		Plugins:         map[string]goPlugin.Plugin{rolloutplugin.PluginMapKey: &rpc.RpcMetricProviderPlugin{Impl: impl}},
 	})
+}
+
+// parse reads the flags. --help (-h, -help) prints the usage on stdout and exits 0, as a request for
+// help is no error; a bad flag prints the error and the usage on stderr and exits 2. done is false when
+// the command goes on.
+func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, flag.ErrHelp):
+		usage(fs, stdout)
+		return 0, true
+	default:
+		fmt.Fprintln(stderr, err)
+		usage(fs, stderr)
+		return 2, true
+	}
+}
+
+func usage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, `%s is the Argo Rollouts metric-provider plugin
+%s: the Rollouts controller starts it (argo-rollouts-config
+metricProviderPlugins) and asks it for measurements that carry the verdict of a Rollout's own
+analysis. Started by hand it only prints its version or copies itself (--copy-to). See
+docs/kargo.md.
+
+Usage:
+  %s [--kubeconfig FILE]
+  %s --version
+  %s --copy-to PATH
+
+Flags:
+`, fs.Name(), rolloutplugin.Name, fs.Name(), fs.Name(), fs.Name())
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }
 
 // copySelf writes this executable to dst, executable, through a temporary file in dst's folder renamed

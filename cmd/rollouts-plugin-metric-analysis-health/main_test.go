@@ -141,6 +141,57 @@ func TestNotAPluginHost(t *testing.T) {
 	}
 }
 
+// TestHelp: --help and its spellings print the usage on stdout and exit 0; a bad flag prints the error
+// and the usage on stderr and exits 2; --version prints the version.
+func TestHelp(t *testing.T) {
+	bin := build(t)
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string // substrings; "" wants the stream empty
+		usageOnStdout  bool
+	}{
+		{[]string{"--help"}, 0, "Usage:", "", true},
+		{[]string{"-h"}, 0, "Usage:", "", true},
+		{[]string{"-help"}, 0, "Usage:", "", true},
+		{[]string{"--bogus"}, 2, "", "flag provided but not defined: -bogus", false},
+		{[]string{"--version"}, 0, "rollouts-plugin-metric-analysis-health ", "", false},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(bin, tc.args...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout.String(), stderr.String())
+			}
+			for _, s := range []struct {
+				name, got, want string
+			}{{"stdout", stdout.String(), tc.stdout}, {"stderr", stderr.String(), tc.stderr}} {
+				if s.want == "" && s.got != "" || !strings.Contains(s.got, s.want) {
+					t.Errorf("%s %q, want %q", s.name, s.got, s.want)
+				}
+			}
+			if tc.usageOnStdout {
+				for _, want := range []string{rolloutplugin.Name, "-kubeconfig", "-copy-to", "-version"} {
+					if !strings.Contains(stdout.String(), want) {
+						t.Errorf("usage lacks %q:\n%s", want, stdout.String())
+					}
+				}
+			}
+			if code == 2 && !strings.Contains(stderr.String(), "Usage:") {
+				t.Errorf("a bad flag should show the usage on stderr:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
 // TestAnalysisHealthStaysLight: the CLI binary's import graph has no Kubernetes client, go-plugin or
 // Argo Rollouts code; only this plugin binary has.
 func TestAnalysisHealthStaysLight(t *testing.T) {

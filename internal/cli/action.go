@@ -38,9 +38,10 @@ type ActionRow struct {
 }
 
 const builtinNote = `Only the actions analysis-health ships are listed and run. They are installed with
-mergeBuiltinActions: true, so Argo CD adds its built-in actions (Rollout: abort, promote-full, restart,
-resume, retry, and in v3 pause and skip-current-step; AnalysisRun: terminate) after these; where both
-name an action, the entry from analysis-health wins. Argo CD's built-ins are not bundled in this binary.`
+mergeBuiltinActions: true, so Argo CD adds its built-in actions (Rollout: abort, promote-full,
+restart, resume, retry, and in v3 pause and skip-current-step; AnalysisRun: terminate) after these;
+where both name an action, the entry from analysis-health wins. Argo CD's built-ins are not bundled
+in this binary.`
 
 func newActionCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
@@ -68,7 +69,8 @@ func newActionListCommand(o *Options) *cobra.Command {
 		Use:   "list -f FILE",
 		Short: "List the bundled actions for an object and whether each is enabled",
 		Long: `list runs the bundled discovery script for the object's kind, as Argo CD does to fill the actions
-menu, and prints each action, whether it is disabled and, where a failed analysis run disabled it, why.
+menu, and prints each action, whether it is disabled and, where a failed analysis run disabled it,
+why.
 
 ` + builtinNote,
 		Example: `  analysis-health action list -f rollout.yaml
@@ -96,7 +98,8 @@ func newActionRunCommand(o *Options) *cobra.Command {
 (or create) as YAML, or with --diff a unified diff against the input. Nothing is sent to a cluster.
 
 An action the discovery script disables for the object (Argo CD greys it out) is refused, as is an
-action analysis-health does not ship. Under Argo CD v3 (the default), --param key=value sets actionParams.
+action analysis-health does not ship. Under Argo CD v3 (the default), --param key=value sets
+actionParams.
 
 ` + builtinNote,
 		Example: `  analysis-health action run skip-current-step -f rollout.yaml --diff

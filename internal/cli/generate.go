@@ -39,45 +39,56 @@ func newGenerateCommand(o *Options) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "generate --format FORMAT [--out PATH]",
-		Short: "Render the health scripts and actions as argocd-cm, a merge patch, Helm values, a kustomize component or a Lua tree",
-		Long: `generate renders the bundled health scripts and resource actions into what installs them into Argo CD:
+		Short: "Render the scripts and actions to install: argocd-cm, patch, Helm values, Kargo, ...",
+		Long: `generate renders the bundled health scripts and resource actions into what installs them into
+Argo CD, in the --format given.
 
-  argocd-cm  a complete argocd-cm ConfigMap holding only the analysis-health keys
-  patch      a merge patch: kubectl patch configmap argocd-cm -n argocd --type merge --patch-file FILE
-  helm       values for the argo-helm argo-cd chart (configs.cm): helm upgrade ... -f FILE
-  kustomize  a folder with a kustomize Component that patches argocd-cm (needs --out)
-  lua        a resource_customizations-style folder with the scripts, tests and fixtures (needs --out)
-  kargo      the Kargo verification that shows a Rollout's own analysis through the Rollouts metric plugin
-             analysis-health/rollout-analysis: AnalysisTemplate, Stage snippet, argo-rollouts chart values,
-             RBAC (needs --out and --plugin-location; docs/kargo.md)
-  operator   for the Argo CD Operator / OpenShift GitOps: a merge patch for the ArgoCD resource that sets
-             spec.resourceHealthChecks and spec.resourceActions to exactly our entries (replacing the lists):
-             kubectl patch argocd NAME -n NS --type merge --patch-file FILE
-  operator-json6902
-             a JSON patch that appends our entries to the ArgoCD resource's existing lists, refused whole
-             if applied twice: kubectl patch argocd NAME -n NS --type json --patch-file FILE
-  upstream   a pull request to Argo CD making these scripts its built-ins: health.lua, its own
-             health_test.yaml with the changed expectations and our recorded cases, to copy over the
-             Argo CD tree given with --argocd-source (needs --out; docs/upstream.md)
+Formats:
+  argocd-cm          a complete argocd-cm ConfigMap holding only the analysis-health keys
+  patch              a merge patch for argocd-cm:
+                       kubectl patch configmap argocd-cm -n argocd --type merge --patch-file FILE
+  helm               values for the argo-helm argo-cd chart (configs.cm): helm upgrade ... -f FILE
+  kustomize          a folder with a kustomize Component that patches argocd-cm (needs --out)
+  lua                a resource_customizations-style folder with the scripts, tests and fixtures
+                     (needs --out)
+  kargo              the Kargo verification that shows a Rollout's own analysis through the
+                     Rollouts metric plugin analysis-health/rollout-analysis: AnalysisTemplate,
+                     Stage snippet, argo-rollouts chart values, RBAC (needs --out and
+                     --plugin-location; the --format kargo flags below; docs/kargo.md)
+  operator           for the Argo CD Operator / OpenShift GitOps: a merge patch for the ArgoCD
+                     resource that sets spec.resourceHealthChecks and spec.resourceActions to
+                     exactly our entries (replacing the lists):
+                       kubectl patch argocd NAME -n NS --type merge --patch-file FILE
+  operator-json6902  a JSON patch that appends our entries to the ArgoCD resource's existing lists,
+                     refused whole if applied twice:
+                       kubectl patch argocd NAME -n NS --type json --patch-file FILE
+  upstream           a pull request to Argo CD making these scripts its built-ins: health.lua, its
+                     own health_test.yaml with the changed expectations and our recorded cases, to
+                     copy over the Argo CD tree given with --argocd-source (needs --out;
+                     docs/upstream.md)
 
-The keys are resource.customizations.health.argoproj.io_<Kind> and, for the kinds with actions (Rollout,
-AnalysisRun, Experiment), resource.customizations.actions.argoproj.io_<Kind> with mergeBuiltinActions: true,
-so Argo CD's own actions stay in the menu; --actions=false leaves the actions out. The Rollout discovery
-lists promote-full and skip-current-step disabled while an analysis run of the current revision has failed;
---block-bypass-on-failed-analysis=false switches that off (docs/actions.md).
+The keys are resource.customizations.health.argoproj.io_<Kind> and, for the kinds with actions
+(Rollout, AnalysisRun, Experiment), resource.customizations.actions.argoproj.io_<Kind> with
+mergeBuiltinActions: true, so Argo CD's own actions stay in the menu; --actions=false leaves the
+actions out. The Rollout discovery lists promote-full and skip-current-step disabled while an
+analysis run of the current revision has failed; --block-bypass-on-failed-analysis=false switches
+that off (docs/actions.md).
 
-Single-file formats print to standard output unless --out names a file. Folder formats need --out: a
-folder that does not exist yet (or is empty). Output is written atomically, so a failed run leaves
+Single-file formats print to standard output unless --out names a file. Folder formats need --out:
+a folder that does not exist yet (or is empty). Output is written atomically, so a failed run leaves
 nothing behind. See docs/install.md.`,
 		Example: `  analysis-health generate --format patch --out argocd-cm-patch.yaml
   analysis-health generate --format helm --inconclusive degraded > analysis-health-values.yaml
-  analysis-health generate --format kustomize --kinds Rollout,AnalysisRun --out overlays/analysis-health
+  analysis-health generate --format kustomize --kinds Rollout,AnalysisRun \
+    --out overlays/analysis-health
   analysis-health generate --format patch --block-bypass-on-failed-analysis=false
   analysis-health generate --format lua --actions=false --out resource_customizations
   analysis-health generate --format kargo --project shop --rollout checkout --namespace shop \
-    --plugin-location https://example.com/rollouts-plugin-metric-analysis-health --plugin-file ./plugin --out kargo/
-  analysis-health generate --format operator-json6902 --argocd-name openshift-gitops --namespace openshift-gitops`,
-		Args: cobra.NoArgs,
+    --plugin-location https://example.com/rollouts-plugin-metric-analysis-health \
+    --plugin-file ./plugin --out kargo/
+  analysis-health generate --format operator-json6902 --argocd-name openshift-gitops \
+    --namespace openshift-gitops`,
+		Args: func(cmd *cobra.Command, args []string) error { return formatAsArgument(cmd, args, f.format) },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkKargoFlags(cmd, &f.kargo, f.format.String()); err != nil {
 				return err
@@ -97,10 +108,10 @@ nothing behind. See docs/install.md.`,
 			return runGenerate(o, f)
 		},
 	}
-	cmd.Flags().Var(f.format, "format", "what to render (required)")
+	cmd.Flags().Var(f.format, "format", "what to render (required): "+strings.Join(f.format.allowed, ", ")+" (Formats above)")
 	cmd.Flags().Var(f.inconclusive, "inconclusive", "health of an inconclusive analysis: suspended (a pause waiting for a human) or degraded (a failure)")
 	cmd.Flags().StringSliceVar(&f.kinds, "kinds", nil, "kinds to include, comma-separated (default all: "+kindList()+")")
-	cmd.Flags().StringVar(&f.namespace, "namespace", generator.DefaultNamespace, "namespace of argocd-cm (set in --format argocd-cm, and in the usage hints), and of the ArgoCD resource (operator formats)")
+	cmd.Flags().StringVar(&f.namespace, "namespace", generator.DefaultNamespace, "namespace of argocd-cm (set in --format argocd-cm, and in the usage hints) and of the ArgoCD resource (operator formats); with --format kargo, the Rollout's namespace, given with --rollout (no default: without both, the Stage's vars name the Rollout)")
 	cmd.Flags().StringVar(&f.argocdName, "argocd-name", generator.DefaultArgoCDName, "name of the ArgoCD resource the operator formats patch (they refuse to apply to any other)")
 	cmd.Flags().StringVar(&f.out, "out", "", "write to this file (folder for kustomize and lua) instead of standard output")
 	cmd.Flags().BoolVar(&f.actions, "actions", true, "include the resource actions (resource.customizations.actions.* keys, actions/ folders in --format lua)")
@@ -110,6 +121,18 @@ nothing behind. See docs/install.md.`,
 	addKargoFlags(cmd.Flags(), &f.kargo)
 	cmd.Flags().StringVar(&f.argocdSource, "argocd-source", "", "--format upstream: root of the Argo CD source tree the pull request applies to (its suites are edited, its inputs kept)")
 	return cmd
+}
+
+// formatAsArgument refuses arguments, pointing `generate helm` at --format helm: the format is a flag.
+func formatAsArgument(cmd *cobra.Command, args []string, format *enumValue) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if probe := newEnum("", format.allowed...); probe.Set(args[0]) == nil {
+		return usageError("unknown command %q for %q: did you mean --format %s?", args[0], cmd.CommandPath(), probe.String())
+	}
+	return usageError("unknown command %q for %q: generate takes no arguments; name the format with --format (%s)",
+		args[0], cmd.CommandPath(), strings.Join(format.allowed, ", "))
 }
 
 // formatOnly names the flags that some formats ignore, with the formats they apply to; checkFormatFlags

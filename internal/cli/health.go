@@ -46,6 +46,21 @@ func newHealthCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "health -f FILE [-f FILE...]",
 		Short: "Evaluate the health of objects as Argo CD would with these scripts",
+		Long: `health evaluates the health of every object in the input with the bundled health scripts (or,
+with --argocd-cm, those of an argocd-cm ConfigMap or of the merge patch generate --format patch
+writes) in the sandbox Argo CD runs them in, for the release line --argocd-version names, and
+prints one row per object: kind, namespace, name, status and message (-o json and -o yaml add
+apiVersion and where the script came from: bundled, argocd-cm or none).
+
+The input is files, folders (their .yaml, .yml and .json files) and - for standard input:
+multi-document YAML, JSON, kind: List, as kubectl get -o yaml prints it. A kind no script here
+covers (a Deployment, say) is listed as not evaluated, naming the health Argo CD gives it instead:
+its built-in Lua script, gitops-engine's Go check, or none.
+
+It exits 0 once every object is read, whatever its health. A document that is not a Kubernetes
+object, and a file without a single object (empty, comments only), is a one-line error naming the
+file and document on standard error and exit status 1; the other files are still evaluated. See
+docs/health-semantics.md.`,
 		Example: `  analysis-health health -f testdata/examples/canary-analysis.yaml
   kubectl get rollouts -A -o yaml | analysis-health health -f - -o json
   analysis-health health -f rollout.yaml --argocd-cm argocd-cm.yaml --argocd-version v3`,
@@ -58,7 +73,7 @@ func newHealthCommand(o *Options) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "file, folder or - (stdin) with YAML/JSON objects; repeatable")
-	cmd.Flags().StringVar(&f.argocdCM, "argocd-cm", "", "use the health scripts of this argocd-cm ConfigMap instead of the bundled ones")
+	cmd.Flags().StringVar(&f.argocdCM, "argocd-cm", "", "use the health scripts of this argocd-cm ConfigMap, or of the merge patch generate --format patch writes, instead of the bundled ones")
 	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json|yaml")
 	return cmd
@@ -76,16 +91,13 @@ func bundledScripts(group, kind string) (string, bool, string) {
 }
 
 func configMapScripts(path string) (scriptSource, error) {
-	objs, err := manifest.Read([]string{path}, nil)
+	data, err := readArgoCDCM(path, nil)
 	if err != nil {
 		return nil, err
 	}
-	if len(objs) != 1 {
-		return nil, fmt.Errorf("%s: want exactly one argocd-cm ConfigMap, found %d objects", path, len(objs))
-	}
-	ov, err := argocdcm.FromObject(objs[0].Where(), objs[0].Object)
+	ov, err := argocdcm.Parse(data)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for key, o := range ov {
 		if o.HealthLua == "" {
@@ -165,8 +177,14 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 		decoded   bool // false: the unit did not decode on its own
 		decodeErr error
 	}
-	var docStart int        // index in rows of the current document's first row
-	var docKey, skip string // the current document; a document decoded whole, whose other units are ignored
+	var docStart int          // index in rows of the current document's first row
+	var docKey, skip string   // the current document; a document decoded whole, whose other units are ignored
+	held := map[string]bool{} // the sources with an object or a document reported in bad
+	defer func() {
+		if err == nil {
+			bad = append(bad, emptySources(r.Sources(), held)...)
+		}
+	}()
 	err = ordered.Map(0, r.Next, func(u manifest.Unit) (result, error) {
 		rs, decodeErr, err := evaluateUnit(u, source, profile)
 		if decodeErr != nil {
@@ -186,24 +204,44 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 			return nil
 		}
 		if res.decodeErr != nil {
-			bad = append(bad, res.decodeErr)
+			bad, held[file] = append(bad, res.decodeErr), true
 			return nil
 		}
 		if !res.decoded {
 			rows, skip = rows[:docStart], key
 			objs, err := res.u.DecodeDocument()
 			if err != nil {
-				bad = append(bad, err)
+				bad, held[file] = append(bad, err), true
 				return nil
 			}
 			rs, err := evaluate(objs, source, profile)
 			rows = append(rows, rs...)
+			held[file] = held[file] || len(rs) > 0
 			return err
 		}
 		rows = append(rows, res.rows...)
+		held[file] = held[file] || len(res.rows) > 0
 		return nil
 	})
 	return rows, bad, err
+}
+
+// emptySources are the errors for the sources without a single object (an empty file, comments only, a
+// lone ---, null, an empty List), in input order: each is as much a broken input as a stray document,
+// so the other files are still evaluated and the exit status is 1.
+func emptySources(sources []string, held map[string]bool) []error {
+	var errs []error
+	for _, s := range sources {
+		if held[s] {
+			continue
+		}
+		what := "the file is empty"
+		if s == "-" {
+			what = "standard input is empty"
+		}
+		errs = append(errs, fmt.Errorf("%s: %w: %s (or holds only comments, ---, null or an empty List)", s, manifest.ErrNoObjects, what))
+	}
+	return errs
 }
 
 // evaluateUnit decodes and evaluates one unit. decodeErr is a failure to decode or check it, err a

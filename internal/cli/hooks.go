@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -30,33 +31,38 @@ func newHooksCommand(o *Options) *cobra.Command {
 	f := &hooksFlags{mode: newEnum(string(hooks.Barrier), string(hooks.Barrier), string(hooks.AnalysisRun))}
 	cmd := &cobra.Command{
 		Use:   "hooks [-f FILE...] [--mode barrier|analysisrun] [--post-renderer]",
-		Short: "Generate the PostSync hook that makes an Argo CD sync (and a Kargo promotion) wait for the analysis",
+		Short: "Generate the PostSync hook that makes a sync (and Kargo) wait for the analysis",
 		Long: `hooks generates the Argo CD PostSync hook that makes a sync operation carry the analysis verdict.
-Without a hook and with one sync wave Argo CD ends a sync right after apply; with a hook it waits until
-every resource is Healthy, fails when one turns Degraded, and keeps running while one is Progressing or
-Suspended. Kargo's argocd-update step waits for that operation.
+Without a hook and with one sync wave Argo CD ends a sync right after apply; with a hook it waits
+until every resource is Healthy, fails when one turns Degraded, and keeps running while one is
+Progressing or Suspended. Kargo's argocd-update step waits for that operation.
 
   --mode barrier      (default) one ConfigMap PostSync hook for the input: no Pod, no RBAC, deleted
-                      when the operation ends. The sync then waits for the Rollouts' analysis-aware health.
-  --mode analysisrun  a PostSync AnalysisRun for each AnalysisTemplate no Rollout runs that is selected
-                      with --template or annotated analysis-health.argoproj.io/verify: "true", with the
-                      template's metrics, args, dryRun and measurementRetention inlined and --arg values;
-                      plain Deployments get an analysis that gates the sync.
+                      when the operation ends. The sync then waits for the Rollouts'
+                      analysis-aware health.
+  --mode analysisrun  a PostSync AnalysisRun for each AnalysisTemplate no Rollout runs that is
+                      selected with --template or annotated analysis-health.argoproj.io/verify:
+                      "true", with the template's metrics, args, dryRun and measurementRetention
+                      inlined and --arg values; plain Deployments get an analysis that gates the
+                      sync.
 
 --analysis-labels / --analysis-annotations add analysisRunMetadata to every analysis block of every
 Rollout (and to the generated AnalysisRuns), so their AnalysisRuns can be traced to a Kargo stage or
 freight.
 
-Without --post-renderer it prints the generated hooks only (patching Rollouts needs --post-renderer).
-With --post-renderer it prints its input (standard input unless -f is given) unchanged, followed by the
-hooks, with patched Rollouts in place: usable as helm --post-renderer and as an Argo CD Config
-Management Plugin. A run over its own output adds nothing. Bad input (malformed YAML, a Rollout
-referencing a template that is not in the input, a --template naming nothing) is an error naming the file,
-document and object, exit 1, and nothing on stdout. Warnings go to standard error. See docs/hooks.md.`,
+Without --post-renderer it prints the generated hooks only (patching Rollouts needs
+--post-renderer). With --post-renderer it prints its input (standard input unless -f is given)
+unchanged, followed by the hooks, with patched Rollouts in place: usable as helm --post-renderer and
+as an Argo CD Config Management Plugin. A run over its own output adds nothing. Bad input (malformed
+YAML, a Rollout referencing a template that is not in the input, a --template naming nothing) is an
+error naming the file, document and object, exit 1, and nothing on stdout. Warnings go to standard
+error. See docs/hooks.md.`,
 		Example: `  analysis-health hooks -f testdata/charts/canary-checkout.yaml
-  helm template checkout ./chart --post-renderer analysis-health --post-renderer-args hooks --post-renderer-args --post-renderer
+  helm template checkout ./chart --post-renderer analysis-health \
+    --post-renderer-args hooks --post-renderer-args --post-renderer
   analysis-health hooks --mode analysisrun -f web.yaml --post-renderer --arg expected-version=2.4.0
-  analysis-health hooks -f - --post-renderer --analysis-labels kargo.akuity.io/stage=prod < rendered.yaml`,
+  analysis-health hooks -f - --post-renderer --analysis-labels kargo.akuity.io/stage=prod \
+    < rendered.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options()
@@ -68,12 +74,12 @@ document and object, exit 1, and nothing on stdout. Warnings go to standard erro
 	}
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "file, folder or - (stdin) with the rendered manifests of one application; repeatable")
 	cmd.Flags().Var(f.mode, "mode", "which hook: barrier|analysisrun")
-	cmd.Flags().StringArrayVar(&f.templates, "template", nil, "analysisrun: an AnalysisTemplate or ClusterAnalysisTemplate to run after every sync, "+inspect.TemplateGrammar+"; repeatable")
+	cmd.Flags().StringArrayVar(&f.templates, "template", nil, "analysisrun: an AnalysisTemplate or ClusterAnalysisTemplate to run after every sync, "+templateFlagForm+"; repeatable")
 	cmd.Flags().StringArrayVar(&f.args, "arg", nil, "analysisrun: NAME=VALUE for a template argument; repeatable")
 	cmd.Flags().StringArrayVar(&f.labels, "analysis-labels", nil, "KEY=VALUE label for the AnalysisRuns of every Rollout analysis (analysisRunMetadata); repeatable")
 	cmd.Flags().StringArrayVar(&f.annotations, "analysis-annotations", nil, "KEY=VALUE annotation for the AnalysisRuns of every Rollout analysis (analysisRunMetadata); repeatable")
 	cmd.Flags().DurationVar(&f.kargoTimeout, "kargo-timeout", inspect.DefaultKargoTimeout, "warn when a Rollout needs longer than this Kargo argocd-update timeout (retry.timeout)")
-	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input, "+inspect.TemplateGrammar+"; repeatable")
+	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input, "+templateFlagForm+"; repeatable")
 	cmd.Flags().BoolVar(&f.postRenderer, "post-renderer", false, "print the input (stdin unless -f is given) followed by the hooks: helm --post-renderer, Config Management Plugin")
 	return cmd
 }
@@ -145,6 +151,9 @@ func runHooks(o *Options, f *hooksFlags, opts hooks.Options) error {
 		return err
 	}
 	res, err := hooks.Generate(streams, opts)
+	if errors.Is(err, manifest.ErrNoObjects) {
+		return noObjects(files)
+	}
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,14 +27,14 @@ func newInspectCommand(o *Options) *cobra.Command {
 	f := &inspectFlags{output: newEnum("table", "table", "json")}
 	cmd := &cobra.Command{
 		Use:   "inspect -f FILE [-f FILE...]",
-		Short: "Report the analysis of every Rollout in rendered manifests, and how long a sync will wait for it",
+		Short: "Report each Rollout's analysis in rendered manifests, and how long a sync waits for it",
 		Long: `inspect reads rendered manifests (helm template, kustomize build) and reports, for every Rollout:
-its strategy; every analysis source (canary steps, background, blue-green pre/post-promotion, experiment
-analyses) with templates, cluster scope, arguments and analysisRunMetadata; whether each referenced
-AnalysisTemplate / ClusterAnalysisTemplate is in the input (a missing one makes the Rollout InvalidSpec,
-which is Degraded); dry-run metrics; pauses that wait for a person (pause: {}, autoPromotionEnabled:
-false), which would hold a PostSync barrier until someone promotes; and the least time from a sync to
-full promotion, with the Kargo argocd-update retry.timeout it needs.
+its strategy; every analysis source (canary steps, background, blue-green pre/post-promotion,
+experiment analyses) with templates, cluster scope, arguments and analysisRunMetadata; whether each
+referenced AnalysisTemplate / ClusterAnalysisTemplate is in the input (a missing one makes the
+Rollout InvalidSpec, which is Degraded); dry-run metrics; pauses that wait for a person (pause: {},
+autoPromotionEnabled: false), which would hold a PostSync barrier until someone promotes; and the
+least time from a sync to full promotion, with the Kargo argocd-update retry.timeout it needs.
 
 Problems are listed last. It exits 0 whatever it finds, unless --strict is given and a problem was
 found (exit 1). See docs/hooks.md.`,
@@ -59,9 +60,18 @@ found (exit 1). See docs/hooks.md.`,
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "exit 1 when a problem is found")
 	cmd.Flags().DurationVar(&f.kargoTimeout, "kargo-timeout", inspect.DefaultKargoTimeout, "the Kargo argocd-update step timeout (retry.timeout) to compare the estimate with")
 	cmd.Flags().DurationVar(&f.syncTimeout, "argocd-sync-timeout", 0, "Argo CD's controller.sync.timeout.seconds to compare the estimate with (0: none, Argo CD's default)")
-	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input, "+inspect.TemplateGrammar+" (the form inspect prints); repeatable")
+	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input, "+templateFlagForm+" (the form inspect prints); repeatable")
 	return cmd
 }
+
+// noObjects is manifest.ErrNoObjects naming the input it is about.
+func noObjects(files []string) error {
+	return fmt.Errorf("%s: %w", strings.Join(files, ", "), manifest.ErrNoObjects)
+}
+
+// templateFlagForm is inspect.TemplateGrammar in words, for flag help: the grammar itself is one word
+// wider than a wrapped help line.
+const templateFlagForm = "[KIND/][NAMESPACE/]NAME with KIND AnalysisTemplate or ClusterAnalysisTemplate"
 
 // checkTemplateFlag refuses a template flag value outside inspect.TemplateGrammar, the one spelling of a
 // template on every verb.
@@ -84,7 +94,7 @@ func runInspect(o *Options, f *inspectFlags) error {
 		return err
 	}
 	if len(objs) == 0 {
-		return manifest.ErrNoObjects
+		return noObjects(f.files)
 	}
 	report, err := inspect.Inspect(objs, inspect.Options{KargoTimeout: f.kargoTimeout, KnownTemplates: f.knownTemplates, ArgoCDSyncTimeout: f.syncTimeout})
 	if err != nil {

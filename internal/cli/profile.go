@@ -12,7 +12,7 @@ import (
 type profileValue struct{ p engine.Profile }
 
 func (v *profileValue) String() string { return v.p.String() }
-func (v *profileValue) Type() string   { return "v2.14|v3.2|v3.6" }
+func (v *profileValue) Type() string   { return "string" }
 func (v *profileValue) Set(s string) error {
 	p, err := engine.ParseProfile(s)
 	if err != nil {
@@ -25,9 +25,9 @@ func (v *profileValue) Set(s string) error {
 var _ pflag.Value = (*profileValue)(nil)
 
 // addVersionFlag registers --argocd-version on cmd, defaulting to the newest profile; what says what the
-// release line decides for this verb.
+// release line decides for this verb. The values are engine.ProfileNames, the list ParseProfile's error
+// gives too: defined once, for every verb.
 func addVersionFlag(cmd *cobra.Command, v *profileValue, what string) {
 	v.p = engine.Default
-	cmd.Flags().Var(v, "argocd-version",
-		what+": v2.14|v3.2|v3.6 (v2 = v2.14, v3 = v3.6, v3.0–v3.5 = v3.2)")
+	cmd.Flags().Var(v, "argocd-version", what+", one of "+engine.ProfileNames())
 }

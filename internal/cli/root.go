@@ -45,6 +45,9 @@ func usageError(format string, a ...any) error {
 	return &ExitError{Code: 2, Err: fmt.Errorf(format, a...)}
 }
 
+// helpWidth is the widest line of any command's --help.
+const helpWidth = 100
+
 // verbs lets each verb file register its command from init, so verbs are added without editing this file.
 var verbs []func(*Options) *cobra.Command
 
@@ -53,11 +56,12 @@ func NewRootCommand(o *Options) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "analysis-health",
 		Short: "Argo CD health for Argo Rollouts that carries the verdict of their AnalysisRuns",
-		Long: `analysis-health makes the Argo CD health of a Rollout reflect its AnalysisRuns exactly, so that
-Argo CD syncs and Kargo verification see a failed analysis as Degraded and a running one as Progressing.
+		Long: `analysis-health makes the Argo CD health of a Rollout reflect its AnalysisRuns exactly, so
+that Argo CD syncs and Kargo verification see a failed analysis as Degraded and a running one as
+Progressing.
 
-It evaluates its Lua health scripts (or those of an argocd-cm) exactly as Argo CD's sandbox does, and
-verifies resource_customizations-style test suites.`,
+It evaluates its Lua health scripts (or those of an argocd-cm) exactly as Argo CD's sandbox does,
+and verifies resource_customizations-style test suites.`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -68,6 +72,9 @@ verifies resource_customizations-style test suites.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &ExitError{Code: 2, Err: err}
 	})
+	// Flag descriptions wrap at the help width; every other help line is written to fit in it
+	// (TestHelpWidth).
+	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), ".FlagUsages ", fmt.Sprintf(".FlagUsagesWrapped %d ", helpWidth)))
 	root.AddCommand(newHealthCommand(o), newVerifyCommand(o), newGenerateCommand(o))
 	for _, newCommand := range verbs {
 		root.AddCommand(newCommand(o))
@@ -106,7 +113,8 @@ func Run(args []string, o *Options) int {
 }
 
 // enumValue is a pflag.Value restricted to a fixed set, so a bad value fails at parse time and the error
-// lists the valid ones.
+// lists the valid ones. Its type in --help is "string": the flag's description lists the values, so the
+// flag column stays narrow.
 type enumValue struct {
 	value   string
 	allowed []string
@@ -117,7 +125,7 @@ func newEnum(def string, allowed ...string) *enumValue {
 }
 
 func (e *enumValue) String() string { return e.value }
-func (e *enumValue) Type() string   { return strings.Join(e.allowed, "|") }
+func (e *enumValue) Type() string   { return "string" }
 func (e *enumValue) Set(s string) error {
 	for _, a := range e.allowed {
 		if strings.EqualFold(s, a) {

@@ -29,18 +29,19 @@ func newScriptsCommand(o *Options) *cobra.Command {
 	f := &scriptsFlags{output: newEnum("table", "table", "json")}
 	cmd := &cobra.Command{
 		Use:   "scripts --argocd-cm FILE",
-		Short: "Show which health script and actions Argo CD uses for each customized kind, and customizations that do nothing",
-		Long: `scripts reads an argocd-cm ConfigMap and lists, for every group/kind it customizes (and every built-in
-kind a wildcard key reaches), the health script Argo CD would run — argocd-cm exact key, argocd-cm wildcard,
-built-in script, built-in wildcard folder (v3), gitops-engine's Go check, or none — and the discovery
-scripts and actions its API server would use, resolved as Argo CD's util/lua GetHealthScript,
-GetResourceActionDiscovery and GetResourceAction do for the chosen release.
+		Short: "Show the health script and actions Argo CD uses per kind, and keys that do nothing",
+		Long: `scripts reads an argocd-cm ConfigMap and lists, for every group/kind it customizes (and every
+built-in kind a wildcard key reaches), the health script Argo CD would run — argocd-cm exact key,
+argocd-cm wildcard, built-in script, built-in wildcard folder (v3), gitops-engine's Go check, or
+none — and the discovery scripts and actions its API server would use, resolved as Argo CD's
+util/lua GetHealthScript, GetResourceActionDiscovery and GetResourceAction do for the chosen
+release.
 
 It then warns about keys that match nothing or are shadowed: useOpenLibs without a health script,
-lower-case or mis-cased kinds, wildcard actions (never applied), wildcards replacing built-in scripts,
-shadowed by exact keys or overlapping each other, legacy entries overwritten by split keys, actions that
-hide or replace built-in ones. With -f, the objects you deploy: their kinds are listed too, and keys
-matching none of them are reported. --strict exits 1 on any warning.`,
+lower-case or mis-cased kinds, wildcard actions (never applied), wildcards replacing built-in
+scripts, shadowed by exact keys or overlapping each other, legacy entries overwritten by split keys,
+actions that hide or replace built-in ones. With -f, the objects you deploy: their kinds are listed
+too, and keys matching none of them are reported. --strict exits 1 on any warning.`,
 		Example: `  analysis-health scripts --argocd-cm argocd-cm.yaml
   analysis-health scripts --argocd-cm argocd-cm.yaml -f manifests/ --argocd-version v2.14 --strict`,
 		Args: cobra.NoArgs,
@@ -48,7 +49,7 @@ matching none of them are reported. --strict exits 1 on any warning.`,
 			return runScripts(o, f)
 		},
 	}
-	cmd.Flags().StringVar(&f.configMap, "argocd-cm", "", "the argocd-cm ConfigMap (YAML or JSON)")
+	cmd.Flags().StringVar(&f.configMap, "argocd-cm", "", "the argocd-cm ConfigMap (YAML or JSON), or the merge patch generate --format patch writes")
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "objects you deploy (file, folder or -); their kinds are resolved too")
 	addVersionFlag(cmd, &f.version, "Argo CD release whose resolution and built-in scripts to use")
 	cmd.Flags().VarP(f.output, "output", "o", "table|json")
@@ -66,14 +67,7 @@ func runScripts(o *Options, f *scriptsFlags) error {
 	if f.configMap == "" {
 		return usageError("--argocd-cm is required")
 	}
-	objs, err := manifest.Read([]string{f.configMap}, o.In)
-	if err != nil {
-		return err
-	}
-	if len(objs) != 1 {
-		return fmt.Errorf("%s: want exactly one argocd-cm ConfigMap, found %d objects", f.configMap, len(objs))
-	}
-	data, err := argocdcm.DataFromObject(objs[0].Where(), objs[0].Object)
+	data, err := readArgoCDCM(f.configMap, o.In)
 	if err != nil {
 		return err
 	}
@@ -92,7 +86,7 @@ func runScripts(o *Options, f *scriptsFlags) error {
 			return err
 		}
 		if len(deployed) == 0 {
-			return fmt.Errorf("-f: %w", manifest.ErrNoObjects)
+			return noObjects(f.files)
 		}
 		present = map[string]bool{}
 		for _, d := range deployed {

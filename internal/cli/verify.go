@@ -36,28 +36,29 @@ func newVerifyCommand(o *Options) *cobra.Command {
 	f := &verifyFlags{}
 	cmd := &cobra.Command{
 		Use:   "verify [DIR...]",
-		Short: "Test, lint, fuzz and measure Argo CD Lua in resource_customizations trees (default: the bundled scripts)",
+		Short: "Test, lint, fuzz and measure Argo CD Lua in resource_customizations trees",
 		Long: `verify runs Argo CD-format test suites (health_test.yaml beside health.lua and
 actions/action_test.yaml beside discovery.lua and actions/<name>/action.lua, as in Argo CD's
-resource_customizations) through the sandbox Argo CD gives each script: health scripts without string,
-math or os libraries unless --open-libs (argocd-cm's useOpenLibs, or Argo CD's built-in scripts), discovery
-and actions always without them.
+resource_customizations) through the sandbox Argo CD gives each script: health scripts without
+string, math or os libraries unless --open-libs (argocd-cm's useOpenLibs, or Argo CD's built-in
+scripts), discovery and actions always without them.
 
-Before running anything it lints every script (--lint=false turns it off): standard-library and string
-method calls the sandbox lacks, globals, health statuses outside Argo CD's six, actions returning another
-kind without the create operation. With --fuzz it runs every script on mutations of its suites' test
-objects (fields dropped, nulled, retyped, lists emptied or made huge) and reports Lua errors, timeouts,
-non-table returns, invalid statuses, and Unknown or empty health a suite never expects; --fuzz-out DIR
-writes the smallest object for each finding there. --bench reports each script's cost per evaluation
-beside the VM floor.
+Before running anything it lints every script (--lint=false turns it off): standard-library and
+string method calls the sandbox lacks, globals, health statuses outside Argo CD's six, actions
+returning another kind without the create operation. With --fuzz it runs every script on mutations
+of its suites' test objects (fields dropped, nulled, retyped, lists emptied or made huge) and
+reports Lua errors, timeouts, non-table returns, invalid statuses, and Unknown or empty health a
+suite never expects; --fuzz-out DIR writes the smallest object for each finding there. --bench
+reports each script's cost per evaluation beside the VM floor.
 
-An action's output passes as in Argo CD's own test (TestLuaResourceActionsScript): after its normalizer,
-fields the expected object lacks are ignored, lists in Kubernetes' own kinds merge element by element and
-lists in custom resources must be equal; --exact-actions compares the whole object instead.
+An action's output passes as in Argo CD's own test (TestLuaResourceActionsScript): after its
+normalizer, fields the expected object lacks are ignored, lists in Kubernetes' own kinds merge
+element by element and lists in custom resources must be equal; --exact-actions compares the whole
+object instead.
 
-It prints each failure and finding on one line and a closing summary, and exits 1 on any failed case,
-lint finding or fuzz finding. A suite without the script it tests is listed as not run (Argo CD's own
-test does not run it either); a tree without suites is a notice, not an error.`,
+It prints each failure and finding on one line and a closing summary, and exits 1 on any failed
+case, lint finding or fuzz finding. A suite without the script it tests is listed as not run
+(Argo CD's own test does not run it either); a tree without suites is a notice, not an error.`,
 		Example: `  analysis-health verify
   analysis-health verify ./resource_customizations --fuzz --fuzz-out /tmp/crashers
   analysis-health verify ./resource_customizations --fuzz=200 --seed 7 --bench`,

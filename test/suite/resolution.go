@@ -32,7 +32,7 @@ func BuiltinList(t *testing.T, r Release) {
 	if len(paths) == 0 {
 		t.Fatalf("Argo CD %s embeds no resource_customizations scripts", r.Version())
 	}
-	golden.File(t, RepoFile(t, "argocdcm/builtin/"+string(r.Profile())+".txt"), []byte(builtin.List(r.Version(), paths)))
+	golden.File(t, RepoFile(t, "internal/install/argocdcm/builtin/"+string(r.Profile())+".txt"), []byte(builtin.List(r.Version(), paths)))
 }
 
 // ScriptResolution: what `scripts --argocd-version <line>` says Argo CD uses is what the release's

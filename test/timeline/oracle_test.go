@@ -91,15 +91,15 @@ func exists(f Frame, name string) bool {
 // or the newest attempt of an analysis. A new file that reads it fails the test, so the rule cannot
 // be written a second time unnoticed.
 var selectsRuns = map[string]string{
-	"verdict/verdict.go":                    "re-exports the label's name; resolves a revision number to its hash",
-	"rolloutplugin/plugin.go":               "the API label selector that fetches the candidates analysisruns then selects from",
-	"hooks/hooks.go":                        "labels Argo CD must not copy into a hook's AnalysisRun",
-	"internal/bench/worstcase/worstcase.go": "a benchmark object's labels",
-	"test/kube-apiserver-v1.34/main.go":                 "which Pods the simulated kubelet holds unready",
-	"test/rollouts/recorder/harness_tick.go":          "which Pods the simulated kubelet holds unready",
-	"test/rollouts/recorder/objects.go":               "a comment on Services' selectors",
-	"test/timeline/verdicts_test.go":         "builds test objects",
-	"verdict/verdict_test.go":               "builds test objects",
+	"internal/plugin/verdict/verdict.go":      "re-exports the label's name; resolves a revision number to its hash",
+	"internal/plugin/rolloutplugin/plugin.go": "the API label selector that fetches the candidates analysisruns then selects from",
+	"internal/gate/hooks/hooks.go":            "labels Argo CD must not copy into a hook's AnalysisRun",
+	"internal/bench/worstcase/worstcase.go":   "a benchmark object's labels",
+	"test/kube-apiserver-v1.34/main.go":       "which Pods the simulated kubelet holds unready",
+	"test/rollouts/recorder/harness_tick.go":  "which Pods the simulated kubelet holds unready",
+	"test/rollouts/recorder/objects.go":       "a comment on Services' selectors",
+	"test/timeline/verdicts_test.go":          "builds test objects",
+	"internal/plugin/verdict/verdict_test.go": "builds test objects",
 }
 
 // TestOneRuleForTheRunsOfARevision proves the former copies of "the newest run of the revision" are gone
@@ -118,7 +118,7 @@ func TestOneRuleForTheRunsOfARevision(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == "analysisruns" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+			if rel == "internal/plugin/analysisruns" || strings.HasPrefix(d.Name(), ".") && rel != "." {
 				return filepath.SkipDir
 			}
 			return nil
@@ -151,7 +151,7 @@ func TestOneRuleForTheRunsOfARevision(t *testing.T) {
 		}
 	}
 	// the callers the rule is for
-	for _, rel := range []string{"verdict/verdict.go", "test/timeline/verdicts.go", "test/rollouts/recorder/plugin.go", "test/rollouts/recorder/scenarios.go"} {
+	for _, rel := range []string{"internal/plugin/verdict/verdict.go", "test/timeline/verdicts.go", "test/rollouts/recorder/plugin_verification.go", "test/rollouts/recorder/scenarios_record.go"} {
 		if !users[rel] {
 			t.Errorf("%s does not call analysisruns.Of", rel)
 		}

@@ -141,7 +141,13 @@ type Reader struct {
 	// opened and closed, when set, see each source begin and end (with its tail).
 	opened func(source string)
 	closed func(tail []byte)
+	// sources are the sources opened so far, in order (Sources).
+	sources []string
 }
+
+// Sources lists the sources (files, "-") opened so far, in input order: once Next has returned ok false,
+// every file the paths expand to, those without a single document included.
+func (r *Reader) Sources() []string { return r.sources }
 
 // NewReader reads paths in order; "-" reads stdin, folders are walked as Read walks them.
 func NewReader(paths []string, stdin io.Reader) *Reader {
@@ -219,6 +225,7 @@ func (r *Reader) open() error {
 		return err
 	}
 	r.source, r.split = f, &splitter{raw: raw}
+	r.sources = append(r.sources, f)
 	if r.opened != nil {
 		r.opened(f)
 	}

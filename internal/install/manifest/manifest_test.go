@@ -272,3 +272,35 @@ func TestYAMLListCutsNeverChangeTheOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderSources: Sources names every file read, in input order, an empty one (no document at all)
+// included, and stdin as "-".
+func TestReaderSources(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"a.yaml": "", "b.yaml": "apiVersion: v1\nkind: A\n", "c.json": "# only a comment\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		paths []string
+		want  []string
+	}{
+		{[]string{dir}, []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml"), filepath.Join(dir, "c.json")}},
+		{[]string{filepath.Join(dir, "a.yaml"), "-"}, []string{filepath.Join(dir, "a.yaml"), "-"}},
+	} {
+		r := NewReader(tc.paths, strings.NewReader(""))
+		for {
+			_, ok, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+		}
+		if got := r.Sources(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%v: Sources %v, want %v", tc.paths, got, tc.want)
+		}
+	}
+}
