@@ -87,11 +87,17 @@ skips-summary:
 check-no-skips: skips-summary
 	@test ! -s $(ANALYSIS_HEALTH_SKIPLOG) || { echo "proofs were skipped (see above): upstream files are missing"; exit 1; }
 
-# Every generated block of docs/ rewritten from what its owner measures or renders (docs/architecture.md,
-# "Generated docs"); the docs test (test/docs) fails on any block that drifts.
+# Every generated block of docs/, README.md and test/README.md rewritten by its owner's test (one marker
+# style, internal/docblock; docs/architecture.md, "Generated docs"); each owner's test fails on drift in
+# `make test`, and TestDocBlocks on a block without an owner.
 docs:
-	$(GO) test -count=1 ./... -run 'Doc|Golden' -update
-	cd test && $(GO) test -count=1 ./... -run 'Doc' -update
+	$(GO) test -count=1 -run '^(TestKargoDoc|TestDocValueExample|TestPerformanceDoc|TestReliabilityDoc|TestPerformanceCLIDoc)$$' ./generator/ ./internal/plugin/verdict/ ./internal/bench/benchdoc/ ./internal/bench/reliabilitydoc/ ./cmd/analysis-health/ -update
+	cd test && $(GO) test -count=1 -run '^(TestModulesTable|TestSupportedVersions|TestDocRealControllerProof)$$' ./modules/ ./verdict/ -update
+	cd test/upstream && $(GO) test -count=1 -timeout 60m -run '^TestUpstreamDoc$$' . -update
+	cd test/argocd-v2.14 && $(GO) test -count=1 -timeout 60m -run '^(TestArgoCDBuiltinScripts|TestUpstreamCorpus|TestKargo|TestLiveDoc)$$' . ./e2e/ -update
+	cd test/argocd-v3.2 && $(GO) test -count=1 -run '^TestArgoCDv3BuiltinScripts$$' . -update
+	cd test/rollouts-v1.10 && GOTOOLCHAIN=$(call toolchain,test/rollouts-v1.10) $(GO) test -count=1 -run '^TestUpstreamCorpusRollouts110$$' ./corpus/ -update
+	$(GO) test -count=1 -run '^TestDocBlocks$$' ./internal/docblock/
 
 # Per-evaluation cost of our scripts vs Argo CD's built-ins and the VM floor, per kind and path, by phase,
 # and on worst-case objects, in Argo CD v2.14's VM (test/argocd-v2.14) and v3.6.1's (test/argocd-v3.6);

@@ -9,13 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/internal/script/lint"
 	"github.com/analysis-health/analysis-health/lua"
@@ -236,32 +234,4 @@ func cell(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	s = strings.ReplaceAll(s, "|", "\\|")
 	return strings.ReplaceAll(s, "`", "'")
-}
-
-// CheckDoc requires the release's generated block of the document at path to equal body; with -update
-// (internal/golden) it rewrites that block, leaving the rest of the document alone.
-func CheckDoc(t *testing.T, path, version, body string) {
-	t.Helper()
-	begin := fmt.Sprintf("<!-- BEGIN generated: Argo CD %s built-in scripts (go test -update) -->", version)
-	end := fmt.Sprintf("<!-- END generated: Argo CD %s -->", version)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i, j := bytes.Index(raw, []byte(begin)), bytes.Index(raw, []byte(end))
-	if i < 0 || j < i {
-		t.Fatalf("%s has no block %q … %q", path, begin, end)
-	}
-	block := begin + "\n\n" + body + "\n" + end
-	if string(raw[i:j+len(end)]) == block {
-		return
-	}
-	if golden.Updating() {
-		out := append(append(append([]byte{}, raw[:i]...), block...), raw[j+len(end):]...)
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s: the Argo CD %s block differs from this run; regenerate with `make builtin-scripts UPDATE=1` and review the diff", path, version)
 }

@@ -15,6 +15,7 @@ import (
 	helmengine "helm.sh/helm/v3/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/analysis-health/analysis-health/internal/docblock"
 	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/internal/upstream"
 	"github.com/analysis-health/analysis-health/lua"
@@ -216,7 +217,7 @@ var corpusUnreadable = map[string]string{
 // suites: our scripts answer each without error and never Unknown or Missing (Argo CD's VM and our engine
 // alike); each is compared with Argo CD's built-in script and with kubectl-argo-rollouts; every status
 // difference must have a reason (corpus.BuiltinReasons, corpus.KubectlReasons), and the table of them in
-// docs/health-semantics.md is generated here (-update rewrites it).
+// docs/health-semantics.md is generated here (`make docs` rewrites it).
 func TestUpstreamCorpus(t *testing.T) {
 	rep := corpus.Compare(evaluateCorpus(t), corpusUndecodable, corpusUnreadable,
 		"Argo CD's built-in script (of the object's Argo CD version; v2.14.21's for Rollouts' files)",
@@ -224,5 +225,5 @@ func TestUpstreamCorpus(t *testing.T) {
 	for _, p := range rep.Problems {
 		t.Error(p)
 	}
-	corpus.AssertDocSection(t, "../../docs/health-semantics.md", "corpus", rep.Markdown)
+	docblock.Check(t, "../../docs/health-semantics.md", "test/argocd-v2.14 TestUpstreamCorpus", []byte(rep.Markdown))
 }

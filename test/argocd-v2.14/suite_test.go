@@ -25,7 +25,7 @@ func TestArgoCDBuiltinAnalysisRunActionSuite(t *testing.T) {
 	suite.BuiltinActionSuites(t, release, "AnalysisRun")
 }
 
-// The v2.14.21 block of docs/argocd-builtin-scripts.md (`make builtin-scripts UPDATE=1` rewrites it).
+// The v2.14.21 block of docs/argocd-builtin-scripts.md (`make docs` rewrites it).
 func TestArgoCDBuiltinScripts(t *testing.T) {
 	suite.BuiltinScripts(t, release, "`test/argocd-v2.14/` (main module)", 250)
 }

@@ -25,7 +25,7 @@ func TestArgoCDv3BuiltinActionSuites(t *testing.T) {
 	suite.BuiltinActionSuites(t, release, "Rollout", "AnalysisRun")
 }
 
-// The v3.2.12 block of docs/argocd-builtin-scripts.md (`make builtin-scripts UPDATE=1` rewrites it).
+// The v3.2.12 block of docs/argocd-builtin-scripts.md (`make docs` rewrites it).
 func TestArgoCDv3BuiltinScripts(t *testing.T) {
 	suite.BuiltinScripts(t, release, "`test/argocd-v3.2` (module of its own)", 300)
 }

@@ -2,12 +2,9 @@ package corpus
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
-	"testing"
 
-	"github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
@@ -235,31 +232,4 @@ func CheckUnreadable(found []Unreadable, listed map[string]string) []string {
 	}
 	sort.Strings(problems)
 	return problems
-}
-
-// AssertDocSection compares the text between <!-- NAME:begin … --> and <!-- NAME:end --> in doc with
-// want, or rewrites it under -update (internal/golden).
-func AssertDocSection(t testing.TB, doc, name, want string) {
-	t.Helper()
-	raw, err := os.ReadFile(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	begin, end := "<!-- "+name+":begin", "<!-- "+name+":end -->"
-	s := string(raw)
-	i, j := strings.Index(s, begin), strings.Index(s, end)
-	if i < 0 || j < i {
-		t.Fatalf("%s has no %s … %s section", doc, begin, end)
-	}
-	i += strings.Index(s[i:], "-->") + len("-->\n")
-	if s[i:j] == want {
-		return
-	}
-	if golden.Updating() {
-		if err := os.WriteFile(doc, []byte(s[:i]+want+s[j:]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s: the generated %s section differs from the corpus (regenerate with -update)", doc, name)
 }

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/analysis-health/analysis-health/internal/golden"
+	"github.com/analysis-health/analysis-health/internal/docblock"
 	"github.com/analysis-health/analysis-health/test/kargo/stage"
 )
 
@@ -130,13 +130,6 @@ func pins(m module) string {
 	return strings.Join(out, ", ")
 }
 
-const (
-	beginModules = "<!-- BEGIN generated: test/modules TestModulesTable (make docs) -->\n"
-	endModules   = "<!-- END generated: test/modules TestModulesTable -->\n"
-	beginVersion = "<!-- BEGIN generated: test/modules TestSupportedVersions (make docs) -->\n"
-	endVersion   = "<!-- END generated: test/modules TestSupportedVersions -->\n"
-)
-
 // TestModulesTable renders test/README.md's table of modules, one row a go.mod.
 func TestModulesTable(t *testing.T) {
 	var b strings.Builder
@@ -144,7 +137,7 @@ func TestModulesTable(t *testing.T) {
 	for _, m := range readModules(t) {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", m.dir, m.mod.Go, orDash(pins(m)), m.about)
 	}
-	golden.Block(t, filepath.Join(root, "test", "README.md"), beginModules, endModules, b.String())
+	docblock.Check(t, filepath.Join(root, "test", "README.md"), "test/modules TestModulesTable", []byte(b.String()))
 }
 
 // TestSupportedVersions renders docs/install.md's supported versions: every release a proof module
@@ -185,7 +178,7 @@ func TestSupportedVersions(t *testing.T) {
 		fmt.Fprintf(&b, "| %s | %s |\n", label, strings.Join(vs, "; "))
 	}
 	fmt.Fprintf(&b, "| Kargo | %s (its rules re-implemented in `test/kargo/stage`; Kargo's own module does not build here) |\n", stage.KargoVersion)
-	golden.Block(t, filepath.Join(root, "docs", "install.md"), beginVersion, endVersion, b.String())
+	docblock.Check(t, filepath.Join(root, "docs", "install.md"), "test/modules TestSupportedVersions", []byte(b.String()))
 }
 
 func orDash(s string) string {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/internal/builtinscripts"
+	"github.com/analysis-health/analysis-health/internal/docblock"
 	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/internal/script/lint"
 	"github.com/analysis-health/analysis-health/verify"
@@ -171,5 +172,6 @@ func BuiltinScripts(t *testing.T, r Release, where string, minScripts int) {
 	if len(res.Scripts) < minScripts || res.Fuzz.Cases() < 5000 {
 		t.Errorf("only %d scripts and %d evaluations: the tree was not found whole", len(res.Scripts), res.Fuzz.Cases())
 	}
-	builtinscripts.CheckDoc(t, RepoFile(t, "docs/argocd-builtin-scripts.md"), r.Version(), res.Markdown())
+	// The release's test is the block's owner, so each module rewrites only its own release's block.
+	docblock.Check(t, RepoFile(t, "docs/argocd-builtin-scripts.md"), docblock.Owner(t), []byte("\n"+res.Markdown()+"\n"))
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/generator"
+	"github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/test/timeline"
@@ -154,7 +155,7 @@ func TestRecordedCases(t *testing.T) {
 		}
 		have[filepath.ToSlash(rel)] = raw
 	}
-	if *update {
+	if golden.Updating() {
 		for p := range have {
 			if _, ok := want[p]; !ok {
 				if err := os.Remove(filepath.Join(dir, p)); err != nil {

@@ -2,14 +2,11 @@ package upstream
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite generator/upstreamcases and docs/upstream.md")
 
 // tree is one Argo CD release the upstream format is proven against.
 type tree struct {

@@ -9,15 +9,10 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/internal/golden"
+	"github.com/analysis-health/analysis-health/internal/docblock"
 )
 
 const kargoDoc = "../../docs/kargo.md"
-
-const (
-	beginProof = "<!-- generated: real-controller proof (go test ./verdict/ -update) -->\n"
-	endProof   = "<!-- end of generated real-controller proof -->\n"
-)
 
 // pluginReport is test/testdata/plugin/<version>.yaml, written by the recorder modules'
 // TestPluginVerification from the real analysis controller.
@@ -70,10 +65,5 @@ func TestDocRealControllerProof(t *testing.T) {
 				v["at release"], v["Kargo, built-in health"], v["Kargo, our health"], s.Requests, s.Measurements, s.Unreached, s.Duplicates)
 		}
 	}
-	replaceBlock(t, beginProof, endProof, b.String())
-}
-
-func replaceBlock(t *testing.T, begin, end, block string) {
-	t.Helper()
-	golden.Block(t, kargoDoc, begin, end, block)
+	docblock.Check(t, kargoDoc, "test/verdict TestDocRealControllerProof", []byte(b.String()))
 }

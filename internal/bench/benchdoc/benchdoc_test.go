@@ -4,17 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/analysis-health/analysis-health/internal/golden"
+	"github.com/analysis-health/analysis-health/internal/docblock"
 )
 
 // docs/performance.md is what the committed benchmark output renders to; `make bench` refreshes both
-// (go test ./internal/bench/benchdoc/ -update rewrites the page from the committed output).
+// (`make docs` rewrites the page from the committed output).
 func TestPerformanceDoc(t *testing.T) {
 	doc, err := Document("testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.File(t, "../../../docs/performance.md", []byte(doc))
+	docblock.Check(t, "../../../docs/performance.md", "internal/bench/benchdoc TestPerformanceDoc", []byte(doc))
 }
 
 // Variants measured in turns come out per variant, all from the run that cost least in total.

@@ -3,15 +3,15 @@ package reliabilitydoc
 import (
 	"testing"
 
-	"github.com/analysis-health/analysis-health/internal/golden"
+	"github.com/analysis-health/analysis-health/internal/docblock"
 )
 
 // docs/reliability.md is what the committed run renders to; `make reliability` refreshes both
-// (go test ./internal/bench/reliabilitydoc/ -update rewrites the page from the committed run).
+// (`make docs` rewrites the page from the committed run).
 func TestReliabilityDoc(t *testing.T) {
 	doc, err := Document("../../../test/testdata/reliability", "testdata/fuzz.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.File(t, "../../../docs/reliability.md", []byte(doc))
+	docblock.Check(t, "../../../docs/reliability.md", "internal/bench/reliabilitydoc TestReliabilityDoc", []byte(doc))
 }

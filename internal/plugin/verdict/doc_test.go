@@ -5,15 +5,11 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/analysis-health/analysis-health/internal/golden"
+	"github.com/analysis-health/analysis-health/internal/docblock"
 	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 )
 
-const (
-	kargoDoc   = "../../../docs/kargo.md"
-	beginValue = "<!-- generated: value example (go test ./verdict/ -update) -->\n"
-	endValue   = "<!-- end of generated value example -->\n"
-)
+const kargoDoc = "../../../docs/kargo.md"
 
 // TestDocValueExample keeps the rendered value in docs/kargo.md equal to what the plugin returns for the
 // last recorded frame of canary-step-failed; -update rewrites it.
@@ -28,10 +24,5 @@ func TestDocValueExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	block := "```json\n" + pretty.String() + "\n```\n"
-	replaceBlock(t, beginValue, endValue, block)
-}
-
-func replaceBlock(t *testing.T, begin, end, block string) {
-	t.Helper()
-	golden.Block(t, kargoDoc, begin, end, block)
+	docblock.Check(t, kargoDoc, "internal/plugin/verdict TestDocValueExample", []byte(block))
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/test/timeline"
 )
 
@@ -33,7 +34,7 @@ func TestRolloutHealthGolden(t *testing.T) {
 	if err == nil && bytes.Equal(current, raw) {
 		return
 	}
-	if *update {
+	if golden.Updating() {
 		if err := os.WriteFile(rolloutHealthFile, raw, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/test/picture"
 	"github.com/analysis-health/analysis-health/test/svg"
 )
@@ -94,7 +95,7 @@ func checkPictures(t *testing.T, want map[string][]byte) {
 		}
 	}
 	slices.Sort(differ)
-	if !*update {
+	if !golden.Updating() {
 		if len(stale) > 0 || len(differ) > 0 {
 			t.Errorf("docs/timelines is out of date with what the e2e test computes (%d pictures differ or are missing: %s; %d have no timeline: %s); run make e2e UPDATE=1 and review the diff",
 				len(differ), strings.Join(differ, ", "), len(stale), strings.Join(stale, ", "))

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/analysis-health/analysis-health/internal/docblock"
 	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/internal/upstream"
 	"github.com/analysis-health/analysis-health/lua"
@@ -35,8 +36,8 @@ var unreadable = map[string]string{
 // status is compared with Argo CD v2.14.21's built-in scripts (read from the module cache at the version
 // the main module pins, run in the engine with the full library as Argo CD runs built-ins; the engine is
 // held to Argo CD's VM by the main module's conformance tests) and with v1.10.2's
-// pkg/kubectl-argo-rollouts/info; the differences are the generated table corpus-rollouts-v1.10 in
-// docs/health-semantics.md (-update rewrites it).
+// pkg/kubectl-argo-rollouts/info; the differences are this test's generated table in
+// docs/health-semantics.md (`make docs` rewrites it).
 func TestUpstreamCorpusRollouts110(t *testing.T) {
 	ro := upstream.ModuleDir(t, rolloutsModule)
 	version := upstream.ModuleVersion(t, rolloutsModule)
@@ -47,7 +48,7 @@ func TestUpstreamCorpusRollouts110(t *testing.T) {
 	for _, p := range corpus.CheckUnreadable(bad, unreadable) {
 		t.Errorf("%s@%s: %s", rolloutsModule, version, p)
 	}
-	argocd, argocdVersion := upstream.ModuleDirIn(t, ".", "github.com/argoproj/argo-cd/v2")
+	argocd, argocdVersion := upstream.ModuleDirIn(t, "test/argocd-v2.14", "github.com/argoproj/argo-cd/v2")
 	label := "argo-rollouts@" + version
 	var results []corpus.Result
 	for _, o := range objs {
@@ -83,5 +84,5 @@ func TestUpstreamCorpusRollouts110(t *testing.T) {
 	for _, p := range rep.Problems {
 		t.Error(p)
 	}
-	corpus.AssertDocSection(t, "../../../docs/health-semantics.md", "corpus-rollouts-v1.10", rep.Markdown)
+	docblock.Check(t, "../../../docs/health-semantics.md", "test/rollouts-v1.10/corpus TestUpstreamCorpusRollouts110", []byte(rep.Markdown))
 }
