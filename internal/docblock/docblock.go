@@ -20,10 +20,8 @@ import (
 	"testing"
 
 	"github.com/analysis-health/analysis-health/internal/golden"
+	"github.com/analysis-health/analysis-health/internal/upstream"
 )
-
-// MainModule is the module whose folder is the repository root the owners' folders are relative to.
-const MainModule = "github.com/analysis-health/analysis-health"
 
 // Begin and End are the marker lines of owner's block, without their newline.
 func Begin(owner string) string { return "<!-- BEGIN generated: " + owner + " (make docs) -->" }
@@ -207,30 +205,6 @@ func Owner(t testing.TB) string {
 	return owner
 }
 
-// Root is the folder of the main module's go.mod, found from the working directory up: the proof
-// modules live below it, each with a go.mod of its own.
-func Root() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if raw, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(raw) == MainModule {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of module %s above the working directory", MainModule)
-		}
-		dir = parent
-	}
-}
-
-func modulePath(gomod []byte) string {
-	for _, line := range strings.Split(string(gomod), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "module" {
-			return strings.Trim(f[1], `"`)
-		}
-	}
-	return ""
-}
+// Root is the repository root (upstream.RepoRoot: the folder of the main module's go.mod, found from the
+// working directory up), since owners run in the proof modules below it.
+func Root() (string, error) { return upstream.RepoRoot() }
