@@ -1,5 +1,5 @@
-// Proofs about the repository itself: the install path (`go install …@latest` from a module proxy built
-// from `git archive HEAD`, and verify.Test in a user's module), and the table of what each module pins.
+// The install path, as a user takes it: `go install …@latest` from a module proxy built from `git archive
+// HEAD`, outside the checkout, and verify.Test in a user's module (install/).
 module github.com/analysis-health/analysis-health/test/repo
 
 go 1.26
