@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/analysis-health/analysis-health/internal/ordered"
+
 	"github.com/analysis-health/analysis-health/internal/gate/inspect"
 	"github.com/analysis-health/analysis-health/internal/install/manifest"
 )
@@ -88,15 +90,15 @@ func runInspect(o *Options, f *inspectFlags) error {
 	if err := checkTemplateFlag("--known-template", f.knownTemplates); err != nil {
 		return err
 	}
-	defer keepingWholeInput()()
-	objs, err := manifest.Read(f.files, o.In)
+	defer streaming()()
+	entries, n, err := inspectEntries(manifest.NewReader(f.files, o.In))
 	if err != nil {
 		return err
 	}
-	if len(objs) == 0 {
+	if n == 0 {
 		return noObjects(f.files)
 	}
-	report, err := inspect.Inspect(objs, inspect.Options{KargoTimeout: f.kargoTimeout, KnownTemplates: f.knownTemplates, ArgoCDSyncTimeout: f.syncTimeout})
+	report, err := inspect.InspectEntries(entries, inspect.Options{KargoTimeout: f.kargoTimeout, KnownTemplates: f.knownTemplates, ArgoCDSyncTimeout: f.syncTimeout})
 	if err != nil {
 		return err
 	}
@@ -117,4 +119,59 @@ func runInspect(o *Options, f *inspectFlags) error {
 		return &ExitError{Code: 1, Err: fmt.Errorf("--strict: %d problem(s) found", len(report.Problems))}
 	}
 	return nil
+}
+
+// inspectEntries reads the input unit by unit on every core, as health does, keeping of each object only
+// what inspect needs (inspect.Summarize): memory stays at the input's bytes plus the objects in flight.
+// n counts the objects of every kind. The outcome is that of manifest.Read: a List item that does not
+// decode on its own has its document decoded whole, and the first error in input order is returned.
+func inspectEntries(r *manifest.Reader) (entries []inspect.Entry, n int, err error) {
+	type result struct {
+		u       manifest.Unit
+		entries []inspect.Entry
+		n       int
+		split   bool // the unit, an item of a List, did not decode on its own
+	}
+	summarize := func(objs []manifest.Object) []inspect.Entry {
+		var out []inspect.Entry
+		for _, obj := range objs {
+			if e, ok := inspect.Summarize(obj); ok {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	var docKey, skip string
+	var docEntries, docObjects int // where the current document's entries and objects start
+	err = ordered.Map(0, r.Next, func(u manifest.Unit) (result, error) {
+		objs, err := u.Decode()
+		if err != nil {
+			if u.Item > 0 {
+				return result{u: u, split: true}, nil
+			}
+			return result{}, err
+		}
+		return result{u: u, entries: summarize(objs), n: len(objs)}, nil
+	}, func(res result) error {
+		file, doc := res.u.Document()
+		key := fmt.Sprintf("%s\x00%d", file, doc)
+		if key != docKey {
+			docKey, docEntries, docObjects = key, len(entries), n
+		}
+		if key == skip {
+			return nil
+		}
+		if res.split {
+			entries, n, skip = entries[:docEntries], docObjects, key
+			objs, err := res.u.DecodeDocument()
+			if err != nil {
+				return err
+			}
+			entries, n = append(entries, summarize(objs)...), n+len(objs)
+			return nil
+		}
+		entries, n = append(entries, res.entries...), n+res.n
+		return nil
+	})
+	return entries, n, err
 }

@@ -178,10 +178,7 @@ func Generate(streams []manifest.Stream, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if errs := report.Errors(); len(errs) > 0 {
-		var lines []string
-		for _, p := range errs {
-			lines = append(lines, fmt.Sprintf("%s: %s: %s", p.Where, p.Object, p.Message))
-		}
+		lines := errorLines(errs)
 		hint := ""
 		for _, p := range errs {
 			if strings.Contains(p.Message, "is not in the input") {
@@ -216,6 +213,41 @@ func Generate(streams []manifest.Stream, opts Options) (*Result, error) {
 		res.Generated = append(res.Generated, gen...)
 	}
 	return res, nil
+}
+
+// shownObjects is how many of the objects sharing a problem errorLines names.
+const shownObjects = 3
+
+// errorLines is one line per distinct problem, in input order of its first object: a problem of one
+// object names where it is, one that many objects share (a missing template every Rollout of a
+// kubectl get references, say) says how many and names the first few, so that a big input gives a
+// readable error.
+func errorLines(errs []inspect.Problem) []string {
+	var order []string
+	byMessage := map[string][]inspect.Problem{}
+	for _, p := range errs {
+		if _, ok := byMessage[p.Message]; !ok {
+			order = append(order, p.Message)
+		}
+		byMessage[p.Message] = append(byMessage[p.Message], p)
+	}
+	lines := make([]string, 0, len(order))
+	for _, m := range order {
+		ps := byMessage[m]
+		if len(ps) == 1 {
+			lines = append(lines, fmt.Sprintf("%s: %s: %s", ps[0].Where, ps[0].Object, m))
+			continue
+		}
+		var names []string
+		for _, p := range ps[:min(len(ps), shownObjects)] {
+			names = append(names, p.Object)
+		}
+		if len(ps) > shownObjects {
+			names = append(names, "…")
+		}
+		lines = append(lines, fmt.Sprintf("%s (%d objects: %s)", m, len(ps), strings.Join(names, ", ")))
+	}
+	return lines
 }
 
 // PostRendered is the input, byte for byte except for patched Rollouts, followed by the generated hooks:

@@ -173,10 +173,62 @@ func (r *Report) Errors() []Problem {
 }
 
 type template struct {
-	obj  manifest.Object
-	kind string
+	id   objectID
 	spec templateSpec
-	out  *Template
+	// verify is whether the template carries Annotation: "true"; err is its spec's decoding error.
+	verify bool
+	err    error
+	out    *Template
+}
+
+// objectID is what inspect keeps of an object besides the parts of its spec it reads: the identity its
+// report and problems name.
+type objectID struct {
+	kind, namespace, name, where string
+}
+
+func idOf(o manifest.Object) objectID {
+	return objectID{kind: o.Kind(), namespace: o.Namespace(), name: o.Name(), where: o.Where()}
+}
+
+// rolloutEntry is a Rollout as inspect keeps it: its identity and the decoded parts of its spec.
+type rolloutEntry struct {
+	id   objectID
+	spec rolloutSpec
+	err  error
+}
+
+// Entry is what inspect needs of one AnalysisTemplate, ClusterAnalysisTemplate or Rollout: a few hundred
+// bytes, where the decoded object is many times its manifest's size. Summarize makes one.
+type Entry struct {
+	t *template
+	r *rolloutEntry
+}
+
+// Summarize keeps what inspect needs of o; ok is false for an object inspect does not read. It may run
+// on any goroutine.
+func Summarize(o manifest.Object) (e Entry, ok bool) {
+	if o.Group() != group {
+		return Entry{}, false
+	}
+	switch o.Kind() {
+	case KindTemplate, KindClusterTmpl:
+		t := &template{id: idOf(o)}
+		if err := decodeInto(o.Object["spec"], &t.spec); err != nil {
+			t.err = fmt.Errorf("%s: %s %s: spec: %v", o.Where(), o.Kind(), o.Name(), err)
+		}
+		ann, _ := meta(o.Object)["annotations"].(map[string]any)
+		v, _ := ann[Annotation].(string)
+		t.verify = v == "true"
+		return Entry{t: t}, true
+	case KindRollout:
+		r := &rolloutEntry{id: idOf(o)}
+		if err := decodeInto(o.Object["spec"], &r.spec); err != nil {
+			r.err = fmt.Errorf("%s: Rollout %s: spec: %v", o.Where(), o.Name(), err)
+		}
+		return Entry{r: r}, true
+	}
+	return Entry{}, false
 }
 
 type inspector struct {
@@ -190,6 +242,18 @@ type inspector struct {
 
 // Inspect analyses objs (all the manifests of one application).
 func Inspect(objs []manifest.Object, opts Options) (*Report, error) {
+	entries := make([]Entry, 0, len(objs))
+	for _, o := range objs {
+		if e, ok := Summarize(o); ok {
+			entries = append(entries, e)
+		}
+	}
+	return InspectEntries(entries, opts)
+}
+
+// InspectEntries is Inspect on the entries Summarize made of the objects, in input order: what a caller
+// reading the input one object at a time keeps.
+func InspectEntries(entries []Entry, opts Options) (*Report, error) {
 	if opts.KargoTimeout == 0 {
 		opts.KargoTimeout = DefaultKargoTimeout
 	}
@@ -201,31 +265,29 @@ func Inspect(objs []manifest.Object, opts Options) (*Report, error) {
 		}
 		in.known = append(in.known, sel)
 	}
-	for _, o := range objs {
-		if o.Group() != group || (o.Kind() != KindTemplate && o.Kind() != KindClusterTmpl) {
+	for _, e := range entries {
+		t := e.t
+		if t == nil {
 			continue
 		}
-		t := &template{obj: o, kind: o.Kind()}
-		if err := decodeInto(o.Object["spec"], &t.spec); err != nil {
-			return nil, fmt.Errorf("%s: %s %s: spec: %v", o.Where(), o.Kind(), o.Name(), err)
+		if t.err != nil {
+			return nil, t.err
 		}
-		ann, _ := meta(o.Object)["annotations"].(map[string]any)
-		v, _ := ann[Annotation].(string)
 		in.report.Templates = append(in.report.Templates, Template{
-			Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name(), Where: o.Where(), UsedBy: []string{}, Verify: v == "true",
+			Kind: t.id.kind, Namespace: t.id.namespace, Name: t.id.name, Where: t.id.where, UsedBy: []string{}, Verify: t.verify,
 		})
 		in.templates = append(in.templates, t)
 	}
 	in.byName = map[string][]*template{}
 	for i, t := range in.templates {
 		t.out = &in.report.Templates[i]
-		in.byName[t.obj.Name()] = append(in.byName[t.obj.Name()], t)
+		in.byName[t.id.name] = append(in.byName[t.id.name], t)
 	}
-	for _, o := range objs {
-		if o.Group() != group || o.Kind() != KindRollout {
+	for _, e := range entries {
+		if e.r == nil {
 			continue
 		}
-		r, err := in.rollout(o)
+		r, err := in.rollout(e.r)
 		if err != nil {
 			return nil, err
 		}
@@ -248,11 +310,11 @@ func Display(namespace, name string) string {
 	return namespace + "/" + name
 }
 
-func (in *inspector) problem(sev string, o manifest.Object, format string, a ...any) {
+func (in *inspector) problem(sev string, o objectID, format string, a ...any) {
 	in.report.Problems = append(in.report.Problems, Problem{
 		Severity: sev,
-		Object:   o.Kind() + " " + Display(o.Namespace(), o.Name()),
-		Where:    o.Where(),
+		Object:   o.kind + " " + Display(o.namespace, o.name),
+		Where:    o.where,
 		Message:  fmt.Sprintf(format, a...),
 	})
 }
@@ -264,12 +326,12 @@ func (in *inspector) problem(sev string, o manifest.Object, format string, a ...
 func (in *inspector) find(ref templateRef, ns string) *template {
 	for _, t := range in.byName[ref.TemplateName] {
 		if ref.ClusterScope {
-			if t.kind == KindClusterTmpl {
+			if t.id.kind == KindClusterTmpl {
 				return t
 			}
 			continue
 		}
-		if t.kind == KindTemplate && (ns == "" || t.obj.Namespace() == "" || t.obj.Namespace() == ns) {
+		if t.id.kind == KindTemplate && (ns == "" || t.id.namespace == "" || t.id.namespace == ns) {
 			return t
 		}
 	}
@@ -376,12 +438,12 @@ type source struct {
 	starting *int32
 }
 
-func (in *inspector) rollout(o manifest.Object) (Rollout, error) {
-	var spec rolloutSpec
-	if err := decodeInto(o.Object["spec"], &spec); err != nil {
-		return Rollout{}, fmt.Errorf("%s: Rollout %s: spec: %v", o.Where(), o.Name(), err)
+func (in *inspector) rollout(e *rolloutEntry) (Rollout, error) {
+	if e.err != nil {
+		return Rollout{}, e.err
 	}
-	r := Rollout{Namespace: o.Namespace(), Name: o.Name(), Where: o.Where(), Strategy: "none", Analyses: []Analysis{}, IndefinitePauses: []string{}}
+	o, spec := e.id, e.spec
+	r := Rollout{Namespace: o.namespace, Name: o.name, Where: o.where, Strategy: "none", Analyses: []Analysis{}, IndefinitePauses: []string{}}
 	var sources []source
 	const canaryPath, bgPath = "spec.strategy.canary", "spec.strategy.blueGreen"
 	switch {
@@ -485,7 +547,7 @@ func (in *inspector) rollout(o manifest.Object) (Rollout, error) {
 // experiment adds an experiment step to the time line: it completes after its duration and after every
 // requiredForCompletion analysis has completed; with neither it runs until terminated
 // (docs/features/experiment.md, "Experiment Lifecycle").
-func (in *inspector) experiment(o manifest.Object, est *estimator, p string, e *experimentStep, durations map[string]analysisTime) {
+func (in *inspector) experiment(o objectID, est *estimator, p string, e *experimentStep, durations map[string]analysisTime) {
 	d, err := parseDuration(p+".experiment.duration", e.Duration)
 	if err != nil {
 		in.problem(Error, o, "%v", err)
@@ -515,7 +577,7 @@ func (in *inspector) experiment(o manifest.Object, est *estimator, p string, e *
 // metrics finite (pkg/apis/rollouts/validation/validation_references.go ValidateAnalysisTemplatesWithType),
 // dryRun and measurementRetention rules matching a metric (utils/analysis/helpers.go; otherwise the run
 // errors with "Rule didn't match any metric name(s)").
-func (in *inspector) analysis(o manifest.Object, r Rollout, s source) (Analysis, analysisTime) {
+func (in *inspector) analysis(o objectID, r Rollout, s source) (Analysis, analysisTime) {
 	user := Display(r.Namespace, r.Name) + ": " + s.path
 	res := &resolved{}
 	in.resolve(s.refs, r.Namespace, user, true, res, map[templateRef]bool{})
@@ -598,7 +660,7 @@ func (in *inspector) analysis(o manifest.Object, r Rollout, s source) (Analysis,
 // matchRule reports the metrics a dryRun or measurementRetention rule selects: metricName is an
 // unanchored regular expression (utils/analysis/helpers.go GetDryRunMetrics, GetMeasurementRetentionMetrics),
 // and a rule that selects nothing fails the run.
-func (in *inspector) matchRule(o manifest.Object, path, field string, i int, rule metricRule, metrics []metric) []string {
+func (in *inspector) matchRule(o objectID, path, field string, i int, rule metricRule, metrics []metric) []string {
 	re, err := regexp.Compile(rule.MetricName)
 	if err != nil {
 		in.problem(Error, o, "%s: %s[%d].metricName %q is not a regular expression: %v", path, field, i, rule.MetricName, err)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/analysis-health/analysis-health/internal/install/manifest"
 )
 
 // Kargo and Rollouts timing facts the Kargo checks rely on.
@@ -51,7 +49,7 @@ type KargoTiming struct {
 // deadline runs (rollout/sync.go calculateRolloutConditions skips the timeout only for isIndefiniteStep:
 // a canary step with analysis, experiment or pause, or a Paused condition); a longer analysis makes the
 // Rollout Degraded (ProgressDeadlineExceeded), and aborted with progressDeadlineAbort.
-func (in *inspector) kargoTiming(o manifest.Object, spec rolloutSpec, est *estimator, durations map[string]analysisTime) *KargoTiming {
+func (in *inspector) kargoTiming(o objectID, spec rolloutSpec, est *estimator, durations map[string]analysisTime) *KargoTiming {
 	deadline := DefaultProgressDeadline
 	if spec.ProgressDeadlineSeconds != nil && *spec.ProgressDeadlineSeconds > 0 {
 		deadline = time.Duration(*spec.ProgressDeadlineSeconds) * time.Second

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,16 +69,19 @@ func TestInstall(t *testing.T) {
 		must(t, os.MkdirAll(user, 0o755))
 		must(t, os.WriteFile(filepath.Join(user, "go.mod"), []byte("module example.com/user\n\ngo 1.26\n"), 0o644))
 		// The user's own tree is the bundled one, copied as a user would vendor ours into theirs.
-		must(t, os.CopyFS(filepath.Join(user, "resource_customizations"), os.DirFS(filepath.Join(tree, "lua"))))
+		// Only the scripts, suites and fixtures: lua/ is also our Go package (its embed and its tests).
+		copyScripts(t, filepath.Join(tree, "lua"), filepath.Join(user, "resource_customizations"))
 		must(t, os.WriteFile(filepath.Join(user, "scripts_test.go"), []byte(userTest), 0o644))
 		run(t, user, env, "go", "get", modulePath+"@"+version)
 		run(t, user, env, "go", "mod", "tidy")
 		cmd := exec.Command("go", "test", "-count=1", "-json", "./...")
 		cmd.Dir, cmd.Env = user, env
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		passed, failed := countTests(out)
 		if err != nil || failed > 0 {
-			t.Fatalf("the user's go test: %v, %d failed:\n%s", err, failed, tail(out))
+			t.Fatalf("the user's go test: %v, %d failed:\n%s\nstderr:\n%s", err, failed, failures(out), stderr.Bytes())
 		}
 		// Every bundled suite case and lint check is a subtest; the bundled tree has over a hundred.
 		if passed < 100 {
@@ -205,12 +209,50 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) st
 	return string(out)
 }
 
+// failures are the events of a failed go test -json run that say why: failed tests and packages, build
+// output; the whole tail when there are none.
+func failures(b []byte) string {
+	var keep []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `"Action":"fail"`) || strings.Contains(line, `"Action":"build-output"`) || strings.Contains(line, `"Action":"build-fail"`) {
+			keep = append(keep, line)
+		}
+	}
+	if len(keep) == 0 {
+		return tail(b)
+	}
+	return tail([]byte(strings.Join(keep, "\n")))
+}
+
 func tail(b []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) > 40 {
 		lines = lines[len(lines)-40:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// copyScripts copies the tree below src to dst without its Go files.
+func copyScripts(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".go") {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), raw, 0o644)
+	})
+	must(t, err)
 }
 
 func must(t *testing.T, err error) {
