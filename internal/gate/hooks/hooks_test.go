@@ -436,3 +436,43 @@ spec:
 		t.Errorf("warnings %q", res.Warnings)
 	}
 }
+
+// A problem many objects share is one line with a count and the first objects, not one line per object;
+// a problem of one object still names where it is.
+func TestErrorsAreGroupedByProblem(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 5; i++ {
+		fmt.Fprintf(&b, `---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: r%d, namespace: ns}
+spec:
+  strategy:
+    canary:
+      steps:
+      - analysis: {templates: [{templateName: missing}]}
+`, i)
+	}
+	b.WriteString(`---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: other}
+spec:
+  strategy:
+    blueGreen:
+      prePromotionAnalysis: {templates: [{templateName: absent}]}
+`)
+	_, err := Generate(decode(t, "in.yaml", []byte(b.String())), Options{Mode: Barrier})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	want := []string{
+		`spec.strategy.canary.steps[0].analysis: AnalysisTemplate "missing" is not in the input: unless it already exists in the cluster, the Rollouts controller marks the Rollout InvalidSpec, which is Degraded as soon as it is applied (5 objects: Rollout ns/r0, Rollout ns/r1, Rollout ns/r2, …)`,
+		`in.yaml (document 6): Rollout other: spec.strategy.blueGreen.prePromotionAnalysis: AnalysisTemplate "absent" is not in the input: unless it already exists in the cluster, the Rollouts controller marks the Rollout InvalidSpec, which is Degraded as soon as it is applied`,
+		`(a template that exists in the cluster but not in these manifests can be named with --known-template)`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+}
