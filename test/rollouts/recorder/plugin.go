@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/analysis-health/analysis-health/internal/upstream"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,14 +88,9 @@ func preparePlugin(t *testing.T) pluginBinaries {
 	if b.cli, err = buildMain(dir, "E2E_ANALYSIS_HEALTH", "./cmd/analysis-health"); err != nil {
 		t.Fatal(err)
 	}
-	// Argo CD's built-in Rollout script, from the Argo CD module the main module proves against.
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/argoproj/argo-cd/v2")
-	cmd.Dir, cmd.Env = repoRoot(), append(os.Environ(), "GOTOOLCHAIN=local")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -m github.com/argoproj/argo-cd/v2: %v", err)
-	}
-	script, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), builtinRolloutScript))
+	// Argo CD's built-in Rollout script, from the Argo CD v2.14 module the replay proves against.
+	argocd, _ := upstream.ModuleDirIn(t, "test/argocd-v2.14", "github.com/argoproj/argo-cd/v2")
+	script, err := os.ReadFile(filepath.Join(argocd, builtinRolloutScript))
 	if err != nil {
 		t.Fatal(err)
 	}
