@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/analysis-health/analysis-health/internal/upstream"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,9 +87,15 @@ func preparePlugin(t *testing.T) pluginBinaries {
 	if b.cli, err = buildMain(dir, "E2E_ANALYSIS_HEALTH", "./cmd/analysis-health"); err != nil {
 		t.Fatal(err)
 	}
-	// Argo CD's built-in Rollout script, from the Argo CD v2.14 module the replay proves against.
-	argocd, _ := upstream.ModuleDirIn(t, "test/argocd-v2.14", "github.com/argoproj/argo-cd/v2")
-	script, err := os.ReadFile(filepath.Join(argocd, builtinRolloutScript))
+	// Argo CD's built-in Rollout script, from the Argo CD v2.14 module the replay proves against (found from
+	// the source's place: the callers may have changed the working directory).
+	cmd := exec.Command("go", "list", "-mod=mod", "-m", "-f", "{{.Dir}}", "github.com/argoproj/argo-cd/v2")
+	cmd.Dir, cmd.Env = filepath.Join(repoRoot(), "test", "argocd-v2.14"), append(os.Environ(), "GOTOOLCHAIN=local", "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m github.com/argoproj/argo-cd/v2 in test/argocd-v2.14: %v", err)
+	}
+	script, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), builtinRolloutScript))
 	if err != nil {
 		t.Fatal(err)
 	}
