@@ -146,7 +146,7 @@ func runHooks(o *Options, f *hooksFlags, opts hooks.Options) error {
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
-	streams, err := manifest.ReadStreams(files, o.In)
+	streams, err := manifest.ReadStreamsKeeping(files, o.In, hooks.Keep)
 	if err != nil {
 		return err
 	}
@@ -161,10 +161,10 @@ func runHooks(o *Options, f *hooksFlags, opts hooks.Options) error {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
 	// Generate returns everything at once; nothing has been written before this point.
-	out := res.GeneratedYAML()
 	if f.postRenderer {
-		out = res.PostRendered()
+		_, err = res.WriteTo(o.Out)
+		return err
 	}
-	_, err = o.Out.Write(out)
+	_, err = o.Out.Write(res.GeneratedYAML())
 	return err
 }

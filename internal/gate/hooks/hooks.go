@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -178,7 +179,7 @@ func Generate(streams []manifest.Stream, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if errs := report.Errors(); len(errs) > 0 {
-		lines := errorLines(errs)
+		lines := problemLines(errs, true)
 		hint := ""
 		for _, p := range errs {
 			if strings.Contains(p.Message, "is not in the input") {
@@ -189,9 +190,8 @@ func Generate(streams []manifest.Stream, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%s%s", strings.Join(lines, "\n"), hint)
 	}
 	res := &Result{streams: streams, patched: map[[2]int][]byte{}, Report: report}
-	for _, p := range report.Problems {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s", p.Object, p.Message))
-	}
+	// The same warning on many Rollouts (every release of a chart pausing at pause {}) is one line.
+	res.Warnings = problemLines(report.Problems, false)
 	if err := res.patchMetadata(opts); err != nil {
 		return nil, err
 	}
@@ -215,17 +215,17 @@ func Generate(streams []manifest.Stream, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// shownObjects is how many of the objects sharing a problem errorLines names.
+// shownObjects is how many of the objects sharing a problem problemLines names.
 const shownObjects = 3
 
-// errorLines is one line per distinct problem, in input order of its first object: a problem of one
-// object names where it is, one that many objects share (a missing template every Rollout of a
-// kubectl get references, say) says how many and names the first few, so that a big input gives a
-// readable error.
-func errorLines(errs []inspect.Problem) []string {
+// problemLines is one line per distinct problem, in input order of its first object: a problem of one
+// object names it (and, withWhere, where it is), one that many objects share (a missing template every
+// Rollout of a kubectl get references, say) says how many and names the first few, so that a big input
+// gives a readable error.
+func problemLines(problems []inspect.Problem, withWhere bool) []string {
 	var order []string
 	byMessage := map[string][]inspect.Problem{}
-	for _, p := range errs {
+	for _, p := range problems {
 		if _, ok := byMessage[p.Message]; !ok {
 			order = append(order, p.Message)
 		}
@@ -235,7 +235,11 @@ func errorLines(errs []inspect.Problem) []string {
 	for _, m := range order {
 		ps := byMessage[m]
 		if len(ps) == 1 {
-			lines = append(lines, fmt.Sprintf("%s: %s: %s", ps[0].Where, ps[0].Object, m))
+			if withWhere {
+				lines = append(lines, fmt.Sprintf("%s: %s: %s", ps[0].Where, ps[0].Object, m))
+			} else {
+				lines = append(lines, fmt.Sprintf("%s: %s", ps[0].Object, m))
+			}
 			continue
 		}
 		var names []string
@@ -254,28 +258,86 @@ func errorLines(errs []inspect.Problem) []string {
 // what a Helm post-renderer or a Config Management Plugin prints.
 func (r *Result) PostRendered() []byte {
 	var b bytes.Buffer
+	_, _ = r.WriteTo(&b) // a bytes.Buffer never fails a write
+	return b.Bytes()
+}
+
+// WriteTo writes PostRendered to w without building it first: the output is as big as the input, which
+// the Result already holds.
+func (r *Result) WriteTo(w io.Writer) (int64, error) {
+	ew := &endWriter{w: w}
 	for i, s := range r.streams {
-		if i > 0 && b.Len() > 0 {
-			endLine(&b)
+		if i > 0 && ew.n > 0 {
+			ew.endLine()
 			if len(s.Docs) > 0 && len(s.Docs[0].Lead) == 0 {
-				b.WriteString("---\n")
+				ew.write([]byte("---\n"))
 			}
 		}
 		for j, d := range s.Docs {
-			b.Write(d.Lead)
+			ew.write(d.Lead)
 			if p, ok := r.patched[[2]int{i, j}]; ok {
-				b.Write(p)
+				ew.write(p)
 			} else {
-				b.Write(d.Raw)
+				ew.write(d.Raw)
 			}
 		}
-		b.Write(s.Tail)
+		ew.write(s.Tail)
 	}
-	if len(r.Generated) > 0 && b.Len() > 0 {
-		endLine(&b)
+	if len(r.Generated) > 0 && ew.n > 0 {
+		ew.endLine()
 	}
-	b.Write(r.GeneratedYAML())
-	return b.Bytes()
+	ew.write(r.GeneratedYAML())
+	return ew.n, ew.err
+}
+
+// endWriter remembers the last byte written, so that documents of different streams can be separated
+// without reading the output back, and the first error, so that a failed write stops the rest.
+type endWriter struct {
+	w    io.Writer
+	n    int64
+	last byte
+	err  error
+}
+
+func (e *endWriter) write(p []byte) {
+	if e.err != nil || len(p) == 0 {
+		return
+	}
+	n, err := e.w.Write(p)
+	e.n += int64(n)
+	e.last, e.err = p[len(p)-1], err
+}
+
+func (e *endWriter) endLine() {
+	if e.n > 0 && e.last != '\n' {
+		e.write([]byte("\n"))
+	}
+}
+
+// Keep is what Generate reads of an object, for manifest.ReadStreamsKeeping: analysis templates whole
+// (the AnalysisRun hook inlines them), of a Rollout its metadata and the part of its spec inspect reads
+// (its pod template, most of a Rollout, is not read: the metadata patch edits the document's own
+// bytes), and of every other object its identity and annotations (what the barrier gates, and the hook
+// annotations). The output is built from the input's bytes, never from these maps.
+func Keep(o manifest.Object) manifest.Object {
+	if o.Group() == "argoproj.io" {
+		switch o.Kind() {
+		case inspect.KindTemplate, inspect.KindClusterTmpl:
+			return o
+		case inspect.KindRollout:
+			o.Object = map[string]any{"apiVersion": o.Object["apiVersion"], "kind": o.Object["kind"], "metadata": o.Object["metadata"],
+				"spec": inspect.RolloutSpecRead(o.Object["spec"])}
+			return o
+		}
+	}
+	md := map[string]any{}
+	for _, k := range []string{"name", "namespace", "annotations"} {
+		if v, ok := objectMeta(o.Object)[k]; ok {
+			md[k] = v
+		}
+	}
+	o.Object = map[string]any{"apiVersion": o.Object["apiVersion"], "kind": o.Object["kind"], "metadata": md}
+	return o
 }
 
 // GeneratedYAML is the generated hooks alone, each document opened by "---".
@@ -286,12 +348,6 @@ func (r *Result) GeneratedYAML() []byte {
 		b.Write(g.YAML)
 	}
 	return b.Bytes()
-}
-
-func endLine(b *bytes.Buffer) {
-	if b.Len() > 0 && b.Bytes()[b.Len()-1] != '\n' {
-		b.WriteByte('\n')
-	}
 }
 
 // gate describes the resources a sync gates: every object that is not a hook.
@@ -341,10 +397,14 @@ func (g *gate) hash(extra string, n int) string {
 	return hex.EncodeToString(h.Sum(nil))[:n]
 }
 
+func objectMeta(obj map[string]any) map[string]any {
+	m, _ := obj["metadata"].(map[string]any)
+	return m
+}
+
 func annotations(obj map[string]any) map[string]string {
 	out := map[string]string{}
-	m, _ := obj["metadata"].(map[string]any)
-	a, _ := m["annotations"].(map[string]any)
+	a, _ := objectMeta(obj)["annotations"].(map[string]any)
 	for k, v := range a {
 		if s, ok := v.(string); ok {
 			out[k] = s

@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/analysis-health/analysis-health/internal/bench/bulkgen"
 	goldenfile "github.com/analysis-health/analysis-health/internal/golden"
 	"github.com/analysis-health/analysis-health/internal/install/manifest"
 )
@@ -72,6 +74,70 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// What the CLI reads (manifest.ReadStreamsKeeping with Keep, which drops most of every object that is not
+// a Rollout or template) gives exactly what the whole objects give: the same output, warnings and
+// patches, in every mode. Keep is only a memory saving if this holds.
+func TestKeepChangesNothing(t *testing.T) {
+	for _, tc := range goldenCases {
+		t.Run(tc.name, func(t *testing.T) {
+			whole, err := Generate(chartStreams(t, tc.chart), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept, err := manifest.ReadStreamsKeeping([]string{filepath.Join("..", "..", "..", "testdata", "charts", tc.chart+".yaml")}, nil, Keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dropped := 0
+			for _, s := range kept {
+				for _, o := range s.Objects() {
+					if _, hasSpec := o.Object["spec"]; !hasSpec && o.Kind() != "ConfigMap" && o.Kind() != "Secret" {
+						dropped++
+					}
+				}
+			}
+			if dropped == 0 {
+				t.Fatal("Keep kept every object whole: the chart has nothing to drop, or Keep drops nothing")
+			}
+			res, err := Generate(kept, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(res.PostRendered(), whole.PostRendered()) {
+				t.Error("the post-rendered output differs")
+			}
+			if strings.Join(res.Warnings, "\n") != strings.Join(whole.Warnings, "\n") || strings.Join(res.Patched, ",") != strings.Join(whole.Patched, ",") {
+				t.Errorf("warnings %q patched %q, whole objects give %q %q", res.Warnings, res.Patched, whole.Warnings, whole.Patched)
+			}
+		})
+	}
+}
+
+// WriteTo stops at the first failed write and returns its error, so that a closed pipe is reported.
+func TestWriteToReportsTheWriteError(t *testing.T) {
+	res, err := Generate(chartStreams(t, "canary-checkout"), Options{Mode: Barrier})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &failingWriter{after: 100}
+	n, err := res.WriteTo(w)
+	if err == nil || n > 100 || w.calls > w.okCalls+1 {
+		t.Errorf("WriteTo wrote %d bytes in %d calls and returned %v; want the write error after 100 bytes and no further call", n, w.calls, err)
+	}
+}
+
+type failingWriter struct{ after, written, calls, okCalls int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.calls++
+	if w.written+len(p) > w.after {
+		return 0, errors.New("broken pipe")
+	}
+	w.written += len(p)
+	w.okCalls++
+	return len(p), nil
 }
 
 // Every generated or patched object decodes into the real Kubernetes / Argo Rollouts type with unknown
@@ -475,5 +541,33 @@ spec:
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", err, strings.Join(want, "\n"))
+	}
+}
+
+// Many releases of a chart whose Rollout pauses at pause {} give one warning line per distinct warning,
+// with the count of Rollouts, not one line per Rollout (a 50,000-document input printed 2,084 lines).
+func TestWarningsGroupedOnBigInput(t *testing.T) {
+	raw, err := bulkgen.Chart(filepath.Join("..", "..", "..", "testdata", "charts"), 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(decode(t, "chart", raw), Options{Mode: Barrier})
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinct := map[string]bool{}
+	for _, p := range res.Report.Problems {
+		distinct[p.Message] = true
+	}
+	if len(res.Report.Problems) <= len(distinct) {
+		t.Fatalf("%d problems, %d distinct: the input should repeat a warning", len(res.Report.Problems), len(distinct))
+	}
+	if len(res.Warnings) != len(distinct) {
+		t.Errorf("%d warning lines for %d distinct warnings: %q", len(res.Warnings), len(distinct), res.Warnings)
+	}
+	for _, w := range res.Warnings {
+		if !strings.Contains(w, " objects: ") || !strings.Contains(w, ", …)") {
+			t.Errorf("warning %q does not say how many Rollouts share it", w)
+		}
 	}
 }

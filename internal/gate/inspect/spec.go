@@ -3,6 +3,7 @@ package inspect
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,33 @@ type rolloutSpec struct {
 		Canary    *canaryStrategy    `json:"canary"`
 		BlueGreen *blueGreenStrategy `json:"blueGreen"`
 	} `json:"strategy"`
+}
+
+// rolloutSpecKeys are the keys of a Rollout's spec that rolloutSpec reads, from its own json tags, so
+// that RolloutSpecRead cannot drift from what Summarize decodes.
+var rolloutSpecKeys = func() []string {
+	t := reflect.TypeOf(rolloutSpec{})
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return keys
+}()
+
+// RolloutSpecRead is the part of a Rollout's spec that inspect reads: a caller that must hold many
+// Rollouts at once (hooks) keeps this instead of the whole spec, whose pod template is most of it.
+func RolloutSpecRead(spec any) any {
+	m, ok := spec.(map[string]any)
+	if !ok {
+		return spec // not an object: Summarize reports it as it is
+	}
+	out := make(map[string]any, len(rolloutSpecKeys))
+	for _, k := range rolloutSpecKeys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 type canaryStrategy struct {

@@ -97,6 +97,13 @@ func Read(paths []string, stdin io.Reader) ([]Object, error) {
 // ReadStreams is Read keeping each file (or stdin) as a Stream, in the order read. Documents are decoded
 // on every core; the first error in input order is returned.
 func ReadStreams(paths []string, stdin io.Reader) ([]Stream, error) {
+	return ReadStreamsKeeping(paths, stdin, nil)
+}
+
+// ReadStreamsKeeping is ReadStreams that replaces every decoded object by keep(object) as soon as it is
+// decoded, on the decoding goroutine: a caller that needs all of a big input's documents at once, but
+// only part of most objects, holds the input's bytes and those parts instead of every decoded map.
+func ReadStreamsKeeping(paths []string, stdin io.Reader, keep func(Object) Object) ([]Stream, error) {
 	var out []Stream
 	r := NewReader(paths, stdin)
 	r.opened = func(source string) { out = append(out, Stream{Source: source}) }
@@ -107,6 +114,11 @@ func ReadStreams(paths []string, stdin io.Reader) ([]Stream, error) {
 	}
 	decode := func(j docJob) (docJob, error) {
 		objs, err := decodeDocument(j.source, j.c.doc, j.c.line, j.c.body)
+		if keep != nil {
+			for i := range objs {
+				objs[i] = keep(objs[i])
+			}
+		}
 		j.objs = objs
 		return j, err
 	}
