@@ -24,7 +24,9 @@ func noAnalysisObjects(t *testing.T, name string) verdict.Objects {
 		set(ar, "checkout-0123456789-1-1", "metadata", "name")
 		return ar
 	}
-	noSteps := func() { canary["steps"] = []any{map[string]any{"setWeight": int64(50)}, map[string]any{"pause": map[string]any{}}} }
+	noSteps := func() {
+		canary["steps"] = []any{map[string]any{"setWeight": int64(50)}, map[string]any{"pause": map[string]any{}}}
+	}
 	switch name {
 	case "first deployment":
 		// revision 1: the controller promoted it at once, with no analysis (initialDeploy)
