@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 )
 
 // Kargo is the folder format that installs the analysis-health/rollout-analysis metric-provider plugin
@@ -80,6 +82,11 @@ type KargoOptions struct {
 	// verification, as Options.Inconclusive makes it Degraded in the scripts; empty or InconclusiveSuspended:
 	// the plugin's default, Inconclusive.
 	Inconclusive string
+	// NoAnalysis is the plugin's noAnalysis option, the verification of a revision fully promoted without
+	// any analysis of it (a first deployment, a strategy without analysis, analysis removed):
+	// verdict.NoAnalysisInconclusive or verdict.NoAnalysisFailed; empty or verdict.NoAnalysisSuccessful is
+	// the plugin's default, Successful, and leaves the field out of the template.
+	NoAnalysis string
 	// Version of analysis-health named in the headers; default "dev".
 	Version string
 }
@@ -146,6 +153,9 @@ func (o KargoOptions) Validate() error {
 	}
 	if o.Inconclusive != "" && o.Inconclusive != InconclusiveSuspended && o.Inconclusive != InconclusiveDegraded {
 		errs = append(errs, fmt.Sprintf("inconclusive %q is neither %s nor %s", o.Inconclusive, InconclusiveSuspended, InconclusiveDegraded))
+	}
+	if _, ok := verdict.NoAnalysisPhase(o.NoAnalysis); !ok || o.NoAnalysis != strings.ToLower(o.NoAnalysis) {
+		errs = append(errs, fmt.Sprintf("no-analysis %q is not one of %s", o.NoAnalysis, strings.Join(verdict.NoAnalysisPolicies, ", ")))
 	}
 	if o.RolloutsServiceAccount != "" {
 		ns, name, ok := strings.Cut(o.RolloutsServiceAccount, "/")
@@ -233,6 +243,9 @@ func (o KargoOptions) command() string {
 	}
 	if o.Inconclusive == InconclusiveDegraded {
 		c += " --inconclusive degraded"
+	}
+	if o.NoAnalysis != "" && o.NoAnalysis != verdict.NoAnalysisSuccessful {
+		c += " --no-analysis " + o.NoAnalysis
 	}
 	return c + " --out DIR"
 }
@@ -337,6 +350,10 @@ func kargoTemplate(o KargoOptions) ([]byte, error) {
 	if o.Inconclusive == InconclusiveDegraded {
 		config["inconclusive"] = "degraded"
 	}
+	// the default is left out, as the plugin's default is the same verdict
+	if o.NoAnalysis != "" && o.NoAnalysis != verdict.NoAnalysisSuccessful {
+		config["noAnalysis"] = o.NoAnalysis
+	}
 	md := object{"name": KargoTemplateName, "labels": kargoLabels}
 	kind := "ClusterAnalysisTemplate"
 	where := "Apply it on the Kargo control-plane cluster (cluster-scoped); Stages reference it with kind: ClusterAnalysisTemplate."
@@ -362,10 +379,18 @@ func kargoTemplate(o KargoOptions) ([]byte, error) {
 			}},
 		},
 	}
+	// the header says what a revision promoted without analysis gets, the default included
+	noAnalysis := "is Successful, the default (--no-analysis inconclusive or failed; docs/kargo.md)."
+	switch o.NoAnalysis {
+	case verdict.NoAnalysisInconclusive, verdict.NoAnalysisFailed:
+		noAnalysis = "is " + strings.ToUpper(o.NoAnalysis[:1]) + o.NoAnalysis[1:] + " (noAnalysis: " + o.NoAnalysis + "; docs/kargo.md)."
+	}
 	return docs(o.header(
 		"The verification that shows a Rollout's own analysis in Kargo without running it again: one metric whose",
 		"measurement is the verdict of the Rollout's AnalysisRuns for the revision of the Freight, pinned at the first",
 		"measurement (the image arg selects the revision that runs the Freight's image; docs/kargo.md).",
+		"A revision fully promoted without any analysis of it (a first deployment, a strategy without analysis,",
+		"analysis removed) "+noAnalysis,
 		where,
 	), t)
 }

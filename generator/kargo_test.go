@@ -23,6 +23,8 @@ var kargoSets = []struct {
 	{"plugin-image", KargoOptions{Project: "kargo-shop", PluginLocation: "file:///analysis-health/rollouts-plugin-metric-analysis-health",
 		PluginImage: "ghcr.io/analysis-health/rollouts-plugin-metric-analysis-health:v1.0.0"}},
 	{"freight-image", KargoOptions{Project: "kargo-shop", PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health", ImageRepo: "ghcr.io/shop/checkout"}},
+	{"no-analysis-failed", KargoOptions{Project: "kargo-shop", PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health", ImageRepo: "ghcr.io/shop/checkout",
+		NoAnalysis: "failed"}},
 	{"multi-cluster", KargoOptions{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "https://example.com/p",
 		PluginSHA256: strings.Repeat("cd", 32), KubeconfigSecret: "shop-workload", KubeconfigKey: "config", RolloutsServiceAccount: "rollouts/controller"}},
 }
@@ -69,6 +71,8 @@ func TestKargoOptionsRejected(t *testing.T) {
 		{KargoOptions{PluginLocation: "file:///p", ImageRepo: "ghcr.io/shop/checkout:1.0"}, "not a repository URL"},
 		{KargoOptions{PluginLocation: "file:///p", ImageRepo: `a"b`}, "not a repository URL"},
 		{KargoOptions{PluginLocation: "file:///p", RolloutsServiceAccount: "argo-rollouts"}, "not <namespace>/<name>"},
+		{KargoOptions{PluginLocation: "file:///p", NoAnalysis: "degraded"}, `no-analysis "degraded" is not one of successful, inconclusive, failed`},
+		{KargoOptions{PluginLocation: "file:///p", NoAnalysis: "Failed"}, `no-analysis "Failed" is not one of`},
 	} {
 		if _, err := GenerateKargo(tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)

@@ -3,11 +3,13 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/analysis-health/analysis-health/generator"
+	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 )
 
 // kargoFlags are the flags of `generate --format kargo` (generator.KargoOptions); --namespace is the
@@ -20,6 +22,7 @@ type kargoFlags struct {
 	kubeconfigSecret, kubeconfigKey string
 	rolloutsServiceAccount          string
 	imageRepo                       string
+	noAnalysis                      *enumValue
 	names                           []string
 }
 
@@ -42,6 +45,10 @@ func addKargoFlags(fs *pflag.FlagSet, k *kargoFlags) {
 		fs.StringVar(f.dst, f.name, "", f.help)
 		k.names = append(k.names, f.name)
 	}
+	k.noAnalysis = newEnum(verdict.NoAnalysisSuccessful, verdict.NoAnalysisPolicies...)
+	fs.Var(k.noAnalysis, "no-analysis", "--format kargo: a revision promoted without analysis (first deployment, none in the strategy): "+
+		strings.Join(verdict.NoAnalysisPolicies, ", "))
+	k.names = append(k.names, "no-analysis")
 }
 
 // checkKargoFlags refuses kargo flags with another format: the user expects them to do something.
@@ -71,7 +78,7 @@ func runGenerateKargo(cmd *cobra.Command, o *Options, f *generateFlags) error {
 	opts := generator.KargoOptions{
 		Project: k.project, Rollout: k.rollout, PluginLocation: k.pluginLocation, PluginImage: k.pluginImage, PluginSHA256: k.pluginSHA256,
 		KubeconfigSecret: k.kubeconfigSecret, KubeconfigKey: k.kubeconfigKey, RolloutsServiceAccount: k.rolloutsServiceAccount,
-		ImageRepo: k.imageRepo, Version: Version,
+		ImageRepo: k.imageRepo, NoAnalysis: k.noAnalysis.String(), Version: Version,
 	}
 	if f.inconclusive.String() == "degraded" {
 		opts.Inconclusive = generator.InconclusiveDegraded

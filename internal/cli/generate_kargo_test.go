@@ -118,6 +118,57 @@ func TestGenerateKargoInconclusive(t *testing.T) {
 	}
 }
 
+// TestGenerateKargoNoAnalysis: --no-analysis reaches the plugin's config as the plugin parses it, the
+// default leaves the field out (the plugin's default is the same), the header's regenerate command keeps
+// the flag, and a value that is not a policy is a usage error.
+func TestGenerateKargoNoAnalysis(t *testing.T) {
+	for _, tc := range []struct {
+		flag []string
+		want string
+	}{{nil, ""}, {[]string{"--no-analysis", "successful"}, ""}, {[]string{"--no-analysis", "inconclusive"}, "inconclusive"},
+		{[]string{"--no-analysis", "Failed"}, "failed"}} {
+		dir := filepath.Join(t.TempDir(), "kargo")
+		args := append([]string{"generate", "--format", "kargo", "--project", "shop", "--plugin-location", "file:///p", "--out", dir}, tc.flag...)
+		if code, _, stderr := run(args...); code != 0 {
+			t.Fatalf("%v: exit %d %s", tc.flag, code, stderr)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, generator.KargoTemplateFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tmpl v1alpha1.AnalysisTemplate
+		if err := yaml.UnmarshalStrict(raw, &tmpl); err != nil {
+			t.Fatal(err)
+		}
+		var cfg rolloutplugin.Config
+		if err := json.Unmarshal(tmpl.Spec.Metrics[0].Provider.Plugin[rolloutplugin.Name], &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.NoAnalysis != tc.want {
+			t.Errorf("%v: the plugin reads noAnalysis %q, want %q", tc.flag, cfg.NoAnalysis, tc.want)
+		}
+		// the config, with the Stage's args filled as Kargo would, is one the plugin accepts
+		cfg.Name, cfg.Namespace, cfg.Revision, cfg.Image = "checkout", "shop", "", ""
+		filled, _ := json.Marshal(cfg)
+		if _, err := rolloutplugin.ParseConfig(filled); err != nil {
+			t.Errorf("%v: %v", tc.flag, err)
+		}
+		if wantFlag := tc.want != ""; strings.Contains(string(raw), "--no-analysis "+tc.want+" --out") != wantFlag {
+			t.Errorf("%v: the regenerate command in the header:\n%s", tc.flag, raw)
+		}
+		if tc.want == "" && !strings.Contains(string(raw), "is Successful, the default") {
+			t.Errorf("the header does not name the default:\n%s", raw)
+		}
+	}
+	code, stdout, stderr := run("generate", "--format", "kargo", "--plugin-location", "file:///p", "--out", filepath.Join(t.TempDir(), "k"), "--no-analysis", "degraded")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, `"degraded" is not one of successful, inconclusive, failed`) {
+		t.Errorf("--no-analysis degraded: exit %d %q %q", code, stdout, stderr)
+	}
+	if code, _, stderr := run("generate", "--format", "helm", "--no-analysis", "failed"); code != 2 || !strings.Contains(stderr, "--no-analysis only applies to --format kargo") {
+		t.Errorf("--no-analysis with --format helm: exit %d %q", code, stderr)
+	}
+}
+
 func TestGenerateKargo(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "plugin")
 	if err := os.WriteFile(bin, []byte("a plugin binary"), 0o755); err != nil {

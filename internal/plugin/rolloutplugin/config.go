@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 )
 
 // Name is the plugin's name: the key of metricProviderPlugins in argo-rollouts-config and of the metric's
@@ -39,6 +41,11 @@ type Config struct {
 	// Inconclusive is "suspended" (default: an inconclusive analysis is an Inconclusive measurement) or
 	// "degraded" (it is Failed), as the scripts' option of the same name.
 	Inconclusive string `json:"inconclusive,omitempty"`
+	// NoAnalysis is the measurement of a revision fully promoted without any analysis of it (a first
+	// deployment, a strategy without analysis, analysis removed in the revision): "successful" (default,
+	// the plugin's behaviour before the field existed), "inconclusive" or "failed"
+	// (verdict.NoAnalysisPolicies).
+	NoAnalysis string `json:"noAnalysis,omitempty"`
 	// PollInterval is how long the controller waits before resuming a Running measurement.
 	PollInterval string `json:"pollInterval,omitempty"`
 	// APITimeout bounds every API call; the controller gives plugin calls no deadline of its own.
@@ -115,6 +122,9 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 	case "", "suspended", "degraded":
 	default:
 		errs = append(errs, fmt.Sprintf("inconclusive %q is neither suspended nor degraded", c.Inconclusive))
+	}
+	if _, ok := verdict.NoAnalysisPhase(c.NoAnalysis); !ok {
+		errs = append(errs, fmt.Sprintf("noAnalysis %q is not one of %s", c.NoAnalysis, strings.Join(verdict.NoAnalysisPolicies, ", ")))
 	}
 	var err error
 	if c.pollInterval, err = duration("pollInterval", c.PollInterval, DefaultPollInterval); err != nil {

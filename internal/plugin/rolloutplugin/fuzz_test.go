@@ -17,19 +17,20 @@ import (
 // a typo, retyped and missing fields.
 var configSeeds = []string{
 	`{"name":"checkout","namespace":"shop"}`,
-	`{"name":"checkout","namespace":"shop","revision":"2","image":"ghcr.io/shop/checkout:1.1.0","pollInterval":"5s","apiTimeout":"3s","inconclusive":"degraded","kubeconfigSecret":{"name":"w","key":"kubeconfig"}}`,
+	`{"name":"checkout","namespace":"shop","revision":"2","image":"ghcr.io/shop/checkout:1.1.0","pollInterval":"5s","apiTimeout":"3s","inconclusive":"degraded","noAnalysis":"failed","kubeconfigSecret":{"name":"w","key":"kubeconfig"}}`,
 	`{"name":"{{args.rollout-name}}","namespace":"shop"}`,
 	`{"name":"checkout","namespace":"shop","image":"${{ imageFrom(\"ghcr.io/shop/checkout\").Tag }}"}`,
 	`{"name":"checkout","namespace":"shop","kubeConfigSecret":{"name":"w","key":"k"}}`,
 	`{"name":"checkout","namespace":"shop","kubeconfigSecret":{"name":"w"}}`,
 	`{"name":"checkout","namespace":"shop","pollInterval":"-1s","apiTimeout":"soon"}`,
+	`{"name":"checkout","namespace":"shop","noAnalysis":"degraded"}`,
 	`{"name":1,"namespace":["shop"]}`,
 	`{"name":"Checkout_1","namespace":""}`,
 	`{}`, `null`, ``, `[]`, `"checkout"`,
 }
 
 // configFields are the config's JSON fields (rolloutplugin.Config).
-var configFields = regexp.MustCompile(`\b(name|namespace|revision|image|kubeconfigSecret(\.name|\.key)?|inconclusive|pollInterval|apiTimeout)\b`)
+var configFields = regexp.MustCompile(`\b(name|namespace|revision|image|kubeconfigSecret(\.name|\.key)?|inconclusive|noAnalysis|pollInterval|apiTimeout)\b`)
 
 // FuzzParseConfig: ParseConfig never panics; an error names the provider and, for a JSON object, the
 // field at fault (one of the config's, or the unknown key).

@@ -264,6 +264,7 @@ func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin) (verdi
 		Image:                cfg.Image,
 		Pin:                  pin,
 		InconclusiveDegraded: strings.EqualFold(cfg.Inconclusive, "degraded"),
+		NoAnalysis:           noAnalysis(client, cfg, where),
 		Redact:               secrets,
 	})
 	return v, secrets, err

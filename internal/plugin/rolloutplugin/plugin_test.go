@@ -167,6 +167,8 @@ func TestMeasurements(t *testing.T) {
 		{name: "missing config", local: fakeClient(), config: "", phase: v1alpha1.AnalysisPhaseError, message: "has no provider.plugin"},
 		{name: "malformed config", local: fakeClient(), config: `{"name": 3}`, phase: v1alpha1.AnalysisPhaseError, message: "not a valid config"},
 		{name: "unknown field", local: fakeClient(), config: `{"name":"checkout","namespace":"shop","kubeconfig":"x"}`, phase: v1alpha1.AnalysisPhaseError, message: `unknown field "kubeconfig"`},
+		{name: "unknown noAnalysis policy", local: fakeClient(objsOf(success)...), config: `{"name":"checkout","namespace":"shop","noAnalysis":"banana"}`, phase: v1alpha1.AnalysisPhaseError, message: `noAnalysis "banana" is not one of successful, inconclusive, failed`},
+		{name: "noAnalysis not a string", local: fakeClient(objsOf(success)...), config: `{"name":"checkout","namespace":"shop","noAnalysis":true}`, phase: v1alpha1.AnalysisPhaseError, message: "Config.noAnalysis of type string"},
 		{name: "unresolved argument", local: fakeClient(), config: `{"name":"{{args.rollout}}","namespace":"shop"}`, phase: v1alpha1.AnalysisPhaseError, message: "still holds a template"},
 		{name: "unknown Rollout", local: fakeClient(objsOf(success)...), config: `{"name":"payments","namespace":"shop"}`, phase: v1alpha1.AnalysisPhaseError, message: "Rollout shop/payments not found in the Rollouts controller's cluster"},
 		{name: "unknown revision", local: fakeClient(objsOf(success)...), config: `{"name":"checkout","namespace":"shop","revision":"99"}`, phase: v1alpha1.AnalysisPhaseError, message: `revision "99" is neither`},

@@ -69,6 +69,10 @@ type Options struct {
 	// analysis then fails the verification, as it makes the Rollout Degraded in Argo CD. A run cut short
 	// (CutShort) then fails it too.
 	InconclusiveDegraded bool
+	// NoAnalysis is the verdict on a revision fully promoted without any run or experiment of it (the
+	// Rollout's first revision, a strategy without analysis, analysis removed in this revision, or one
+	// the controller skipped): Successful unless its Policy says otherwise. The message names the case.
+	NoAnalysis NoAnalysis
 	// MaxValueBytes bounds Verdict.Value; default DefaultMaxValueBytes.
 	MaxValueBytes int
 	// Redact lists strings (Secret values) that must not appear in the message or the value.
@@ -103,10 +107,12 @@ type Summary struct {
 	Revision        string `json:"revision,omitempty"`
 	RolloutRevision string `json:"rolloutRevision,omitempty"`
 	// Verdict is the phase the plugin returned, Health the Rollout's health by our script.
-	Verdict string     `json:"verdict"`
-	Health  string     `json:"health,omitempty"`
-	Message string     `json:"message,omitempty"`
-	Runs    []RunValue `json:"runs"`
+	Verdict string `json:"verdict"`
+	Health  string `json:"health,omitempty"`
+	Message string `json:"message,omitempty"`
+	// NoAnalysis names the case of a revision fully promoted without analysis (CaseFirstDeployment, …).
+	NoAnalysis string     `json:"noAnalysis,omitempty"`
+	Runs       []RunValue `json:"runs"`
 	// Omitted counts runs, and metrics, left out to keep Value within its bound.
 	OmittedRuns    int `json:"omittedRuns,omitempty"`
 	OmittedMetrics int `json:"omittedMetrics,omitempty"`
@@ -168,6 +174,10 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 	if opts.MaxValueBytes <= 0 {
 		opts.MaxValueBytes = DefaultMaxValueBytes
 	}
+	noAnalysisPhase, ok := NoAnalysisPhase(opts.NoAnalysis.Policy)
+	if !ok {
+		return Verdict{}, fmt.Errorf("noAnalysis %q is not one of %s", opts.NoAnalysis.Policy, strings.Join(NoAnalysisPolicies, ", "))
+	}
 	s, err := loadScripts(opts.InconclusiveDegraded)
 	if err != nil {
 		return Verdict{}, err
@@ -226,6 +236,10 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 	isCurrent := hash == current && observed
 	if isCurrent && stable == hash {
 		pin.Promoted = true
+	}
+	if isCurrent && pin.RolloutRevision == "" {
+		// pinned before the controller annotated the revision: its number tells a first deployment
+		pin.RolloutRevision = str(mapOf(md["annotations"])[AnnotationRevision])
 	}
 
 	rv := analysisruns.Of(ro, objs.AnalysisRuns, objs.Experiments, hash)
@@ -308,14 +322,35 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 	if len(busy) > 0 {
 		return finish(Running, strings.Join(busy, "; "))
 	}
+	// passed ends a judgement of a revision that was fully promoted with nothing failed, inconclusive
+	// or in flight (state: "is fully promoted", ...): Successful when it had runs or experiments, else
+	// the NoAnalysis policy's verdict, in a message that names the case. Every Successful verdict goes
+	// through here.
+	n := len(rv.Runs) + len(rv.Experiments)
+	passed := func(state, analysed, after string) (Verdict, error) {
+		if n > 0 {
+			return finish(Successful, "revision "+hash+" "+state+" "+analysed+after)
+		}
+		name, why, err := noAnalysisCase(ro, objs, opts.NoAnalysis, pin, isCurrent)
+		if err != nil {
+			return Verdict{}, fmt.Errorf("Rollout %s: the runs of its earlier revisions: %w", sum.Rollout, err)
+		}
+		sum.NoAnalysis = name
+		policy := strings.ToLower(opts.NoAnalysis.Policy)
+		if policy == "" {
+			policy = NoAnalysisSuccessful + ", the default"
+		}
+		return finish(noAnalysisPhase, fmt.Sprintf("revision %s%s %s, and no analysis ran for it: %s (%s)%s; noAnalysis: %s",
+			hash, revisionSuffix(pin.RolloutRevision), state, name, why, after, policy))
+	}
 	if !isCurrent {
 		if !observed {
 			return finish(Running, "Rollout "+sum.Rollout+": "+health.Message)
 		}
 		if hash == stable {
-			return finish(Successful, fmt.Sprintf("revision %s is the Rollout's stable revision and every analysis of it passed", hash))
+			return passed("is the Rollout's stable revision", "and every analysis of it passed", "")
 		}
-		return finish(Successful, fmt.Sprintf("revision %s was fully promoted and every analysis of it passed; it has since been replaced by %s", hash, current))
+		return passed("was fully promoted", "and every analysis of it passed", "; it has since been replaced by "+current)
 	}
 	if health.Status != engine.Healthy {
 		return finish(Running, "Rollout "+sum.Rollout+" is "+health.Status+": "+health.Message)
@@ -323,14 +358,14 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 	if stable != hash {
 		return finish(Running, fmt.Sprintf("revision %s is not fully promoted yet (stable revision %s)", hash, stable))
 	}
-	n := len(rv.Runs) + len(rv.Experiments)
-	msg := fmt.Sprintf("revision %s is fully promoted and every analysis of it passed (%d runs)", hash, n)
 	if n == 1 {
-		msg = fmt.Sprintf("revision %s is fully promoted and its analysis passed", hash)
-	} else if n == 0 {
-		msg = fmt.Sprintf("revision %s is fully promoted; it had no analysis", hash)
+		return passed("is fully promoted", "and its analysis passed", "")
 	}
-	return finish(Successful, msg)
+	after := ""
+	if n > 1 {
+		after = fmt.Sprintf(" (%d runs)", n)
+	}
+	return passed("is fully promoted", "and every analysis of it passed", after)
 }
 
 func revisionSuffix(rev string) string {

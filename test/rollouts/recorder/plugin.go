@@ -145,16 +145,18 @@ func (b pluginBinaries) health(ro *v1alpha1.Rollout, argocdCM string) (string, e
 	return rows[0].Status, nil
 }
 
-// verificationRun is what Kargo's AnalysisRunBuilder makes of our generated template and Stage snippet.
-func (b pluginBinaries) verificationRun(ns, stage, freightImage string) (*v1alpha1.AnalysisRun, error) {
+// verificationRun is what Kargo's AnalysisRunBuilder makes of our generated template and Stage snippet;
+// generateArgs are further flags of `generate --format kargo` (--no-analysis).
+func (b pluginBinaries) verificationRun(ns, stage, freightImage string, generateArgs ...string) (*v1alpha1.AnalysisRun, error) {
 	dir, err := os.MkdirTemp("", "kargo-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "kargo")
-	cmd := exec.Command(b.cli, "generate", "--format", "kargo", "--project", ns, "--rollout", Name, "--namespace", ns,
-		"--plugin-location", "file://"+b.plugin, "--image-repo", ImageRepo, "--out", out)
+	flags := []string{"generate", "--format", "kargo", "--project", ns, "--rollout", Name, "--namespace", ns,
+		"--plugin-location", "file://" + b.plugin, "--image-repo", ImageRepo, "--out", out}
+	cmd := exec.Command(b.cli, append(flags, generateArgs...)...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("analysis-health generate --format kargo: %v: %s", err, msg)
 	}
@@ -263,7 +265,8 @@ type PluginResult struct {
 // RunPluginVerification plays every scenario with the three verification runs and checks, frame by
 // frame: a verification is never Successful before every analysis of the revision passed, it is Failed
 // (and never Successful) from the frame after any analysis of the revision failed, and the metric server
-// answers no request beyond the Rollout's own measurements. With update it rewrites the report
+// answers no request beyond the Rollout's own measurements. Then it plays the no-analysis scenarios
+// (plugin_noanalysis.go) with the three verifications under each noAnalysis policy. With update it rewrites the report
 // (../testdata/plugin/<version>.yaml); without, the committed report must equal what is measured.
 func RunPluginVerification(t *testing.T, env *Env, update bool) {
 	bins := preparePlugin(t)
@@ -286,10 +289,24 @@ func RunPluginVerification(t *testing.T, env *Env, update bool) {
 			results = append(results, r)
 		})
 	}
+	var noAnalysis []NoAnalysisResult
+	for _, sc := range noAnalysisScenarios {
+		t.Run("no-analysis/"+sc.Name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			r, err := playNoAnalysis(env, sc, bins, config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range r.Policies {
+				t.Logf("%s, noAnalysis %s: %v; %s", sc.Name, p.Policy, p.Verifications, p.Message)
+			}
+			noAnalysis = append(noAnalysis, r)
+		})
+	}
 	if t.Failed() {
 		return
 	}
-	raw, err := yaml.Marshal(map[string]any{"controller": ControllerVersion(), "scenarios": results})
+	raw, err := yaml.Marshal(map[string]any{"controller": ControllerVersion(), "scenarios": results, "noAnalysis": noAnalysis})
 	if err != nil {
 		t.Fatal(err)
 	}

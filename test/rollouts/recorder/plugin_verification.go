@@ -244,12 +244,31 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 	if vs[0].started < 0 {
 		problems = append(problems, "the verification at release never started")
 	}
-	// Requests to the metric server against the Rollout's own measurements, per metric and run: a
-	// request that no measurement of the run its URL or query names explains is a duplicate query. The
-	// run is read back from the run itself: its metrics resolved with its args by the controller's own
-	// function, as the analysis controller does before it measures. The attempts of one analysis (a
-	// retry: …-1, …-1.1) carry the same args, so they share a key and are counted together.
-	// Measurements that failed to connect (the server down) reached no endpoint; they are counted apart.
+	counts, countProblems, err := countRequests(env, w)
+	if err != nil {
+		return res, err
+	}
+	res.Requests, res.Measurements, res.Duplicates, res.Unreached = counts.requests, counts.measurements, counts.duplicates, counts.unreached
+	problems = append(problems, countProblems...)
+	if len(problems) > 0 {
+		return res, fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return res, nil
+}
+
+// requestCounts compare the metric server's requests with the Rollout's own measurements (PluginResult).
+type requestCounts struct{ requests, measurements, duplicates, unreached int }
+
+// countRequests counts the requests to the metric server against the Rollout's own measurements, per
+// metric and run: a request that no measurement of the run its URL or query names explains is a
+// duplicate query. The run is read back from the run itself: its metrics resolved with its args by the
+// controller's own function, as the analysis controller does before it measures. The attempts of one
+// analysis (a retry: …-1, …-1.1) carry the same args, so they share a key and are counted together.
+// Measurements that failed to connect (the server down) reached no endpoint; they are counted apart. A
+// verification run (Kargo's stage label) measures only the plugin's metric.
+func countRequests(env *Env, w *World) (requestCounts, []string, error) {
+	var c requestCounts
+	var problems []string
 	measured := map[Endpoint]int{}
 	for _, ar := range w.AnalysisRuns() {
 		if ar.Labels[kargoStageLabel] != "" {
@@ -267,10 +286,10 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 				}
 				e, err := endpointOf(m, ar.Spec.Args)
 				if err != nil {
-					return res, fmt.Errorf("AnalysisRun %s metric %s: %w", ar.Name, m.Name, err)
+					return c, nil, fmt.Errorf("AnalysisRun %s metric %s: %w", ar.Name, m.Name, err)
 				}
 				measured[e] += int(mr.Count + mr.Error)
-				res.Measurements += int(mr.Count + mr.Error)
+				c.measurements += int(mr.Count + mr.Error)
 			}
 		}
 	}
@@ -281,19 +300,16 @@ func playWithVerification(env *Env, sc Scenario, bins pluginBinaries, config map
 		}
 	}
 	for e, n := range requests {
-		res.Requests += n
+		c.requests += n
 		switch {
 		case n > measured[e]:
-			res.Duplicates += n - measured[e]
+			c.duplicates += n - measured[e]
 			problems = append(problems, fmt.Sprintf("%d requests to %q of run %q beyond the Rollout's own %d measurements of it", n-measured[e], e.Metric, e.Run, measured[e]))
 		case n < measured[e]:
-			res.Unreached += measured[e] - n
+			c.unreached += measured[e] - n
 		}
 	}
-	if len(problems) > 0 {
-		return res, fmt.Errorf("%s", strings.Join(problems, "; "))
-	}
-	return res, nil
+	return c, problems, nil
 }
 
 // endpointOf is the metrics server's endpoint and run a run's metric queries (MetricsServer.ServeHTTP):

@@ -1,0 +1,294 @@
+// The plugin proof's no-analysis scenarios: a revision the controller fully promotes without running any
+// analysis of it, verified under each of the plugin's noAnalysis policies (docs/kargo.md, "No analysis").
+
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
+)
+
+// noAnalysisScenario is played once, with a verification at release and the two in Kargo's order for
+// each policy (--no-analysis of `generate --format kargo`), all measuring through the plugin at once.
+type noAnalysisScenario struct {
+	Name    string
+	Summary string
+	// Case is what the scenario is, by construction, as the plugin must name it in its message.
+	Case string
+	// Outcomes are the declared outcome of every verification, by policy.
+	Outcomes map[string]string
+	// Play leaves the revision to verify released and recording (S.Release, S.DeployRecorded).
+	Play func(s *S)
+}
+
+// noAnalysisPolicies are the values of --no-analysis, in the report's order.
+var noAnalysisPolicies = []string{"successful", "inconclusive", "failed"}
+
+// whatEachPolicySays is the outcome each policy declares for a revision promoted without analysis:
+// successful keeps the plugin's earlier answer.
+var whatEachPolicySays = map[string]string{"successful": "Successful", "inconclusive": "Inconclusive", "failed": "Failed"}
+
+// noAnalysisScenarios are the three ways a Rollout's revision reaches full promotion without analysis.
+var noAnalysisScenarios = []noAnalysisScenario{
+	{
+		Name: "first-deployment", Case: "first deployment", Outcomes: whatEachPolicySays,
+		Summary: "A Stage's first promotion: Argo CD creates the Rollout, whose canary strategy has a step analysis; the controller promotes the first revision at once and runs no analysis (rollout/analysis.go reconcileAnalysisRuns skips it while status.stableRS is empty).",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.DeployRecorded(stepAnalysisCanary("success-rate"))
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-without-analysis", Case: "no analysis in the strategy", Outcomes: whatEachPolicySays,
+		Summary: "A canary whose steps are weights and pauses only: the new revision goes through them and is promoted with no analysis.",
+		Play: func(s *S) {
+			s.Deploy(CanaryRollout("", SetWeight(25), Pause(20), SetWeight(50), Pause(20)))
+			s.Release()
+			s.Settle()
+		},
+	},
+	{
+		Name: "canary-analysis-removed", Case: "analysis removed", Outcomes: whatEachPolicySays,
+		Summary: "Revision 2's step analysis passes and it is promoted (not recorded); revision 3 removes the analysis step from the strategy, and is promoted with no analysis.",
+		Play: func(s *S) {
+			s.Answers("success-rate", good)
+			s.Deploy(stepAnalysisCanary("success-rate"))
+			s.must(s.w.UpdateSpec("Argo CD syncs revision 2: image "+ImageV2, func(ro *v1alpha1.Rollout) {
+				ro.Spec.Template.Spec.Containers[0].Image = ImageV2
+			}))
+			s.Until("revision 2 promoted after its analysis", 60, func(ro *v1alpha1.Rollout) bool {
+				return Promoted(ro) && ro.Status.Phase == v1alpha1.RolloutPhaseHealthy && RevisionOf(ro) == "2"
+			})
+			s.Ticks(4)
+			s.must(s.w.UpdateSpec("Argo CD syncs the new Freight without the analysis step: image "+ImageV3, func(ro *v1alpha1.Rollout) {
+				ro.Spec.Template.Spec.Containers[0].Image = ImageV3
+				ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{SetWeight(25), SetWeight(50), Pause(20)}
+			}))
+			s.must(s.w.StartRecording())
+			s.Settle()
+		},
+	},
+}
+
+// DeployRecorded creates the objects as Argo CD's first sync of a Stage would, and starts recording at
+// once: the first revision is the one delivered.
+func (s *S) DeployRecorded(ro *v1alpha1.Rollout) {
+	if s.w.opts.Delivery != nil {
+		s.fail("%v: DeployRecorded creates the objects itself", ErrNoDelivery)
+	}
+	var objs []runtime.Object
+	for _, t := range Templates(s.w.Metrics()) {
+		objs = append(objs, t)
+	}
+	for _, svc := range Services(ro) {
+		objs = append(objs, svc)
+	}
+	objs = append(objs, ro)
+	s.must(s.w.Create(objs...))
+	s.w.Event("Argo CD syncs the Stage's first Freight: it creates the Rollout, image %s", ro.Spec.Template.Spec.Containers[0].Image)
+	s.must(s.w.StartRecording())
+}
+
+// NoAnalysisResult is one no-analysis scenario's outcome in the report.
+type NoAnalysisResult struct {
+	Scenario string `json:"scenario"`
+	// Case is the scenario's, declared; Revision the revision number verified, as the controller wrote it.
+	Case     string `json:"case"`
+	Revision string `json:"revision"`
+	// Runs counts what the controllers created for the revision (analysis runs and experiments): none.
+	Runs     int                `json:"runs"`
+	Policies []NoAnalysisPolicy `json:"policies"`
+	// Requests and Measurements as in PluginResult: the Rollout's own runs of earlier revisions only.
+	Requests     int `json:"requests"`
+	Measurements int `json:"measurements"`
+}
+
+// NoAnalysisPolicy is what the verifications of one policy ended in.
+type NoAnalysisPolicy struct {
+	Policy        string            `json:"policy"`
+	Expected      string            `json:"expected"`
+	Verifications map[string]string `json:"verifications"`
+	// Message is the plugin's last measurement message of the verification at release, as the analysis
+	// controller stored it.
+	Message string `json:"message"`
+}
+
+// playNoAnalysis plays sc with three verifications per policy and checks them against what the
+// controllers stored: every verification ends in the policy's declared outcome, none is Successful
+// before the revision is fully promoted (nor ever, for a policy that does not declare Successful), each
+// pins the verified revision, each last message names the scenario's case and the policy, and the
+// controllers created no run or experiment for the revision.
+func playNoAnalysis(env *Env, sc noAnalysisScenario, bins pluginBinaries, config map[string]string) (res NoAnalysisResult, err error) {
+	type policyVerification struct {
+		*verification
+		policy string
+	}
+	var vs []policyVerification
+	for _, policy := range noAnalysisPolicies {
+		want := sc.Outcomes[policy]
+		if want == "" {
+			return res, fmt.Errorf("scenario %s declares no outcome for noAnalysis %s", sc.Name, policy)
+		}
+		for _, v := range []*verification{
+			{name: verificationAtStart, stage: "at-release-" + policy, healthy: func(*v1alpha1.Rollout) (bool, error) { return true, nil }},
+			{name: verificationBuiltin, stage: "builtin-" + policy, healthy: func(ro *v1alpha1.Rollout) (bool, error) {
+				h, err := bins.health(ro, bins.builtinCM)
+				return h == "Healthy", err
+			}},
+			{name: verificationOurs, stage: "ours-" + policy, healthy: func(ro *v1alpha1.Rollout) (bool, error) {
+				h, err := bins.health(ro, "")
+				return h == "Healthy", err
+			}},
+		} {
+			v.started, v.want = -1, want
+			vs = append(vs, policyVerification{v, policy})
+		}
+	}
+	released := "" // the revision delivered: the first current one that is not the stable one of frame 0
+	opts := Options{RolloutsConfig: config, Epoch: time.Now().UTC().Truncate(time.Second).Add(time.Hour)}
+	opts.AfterTick = func(w *World) error {
+		if !w.recording {
+			return nil
+		}
+		tick := w.reconciles
+		ro := w.Rollout()
+		stable, _, _ := unstructured.NestedString(w.frames[0].Rollout, "status", "stableRS")
+		if released == "" && ro.Status.CurrentPodHash != stable && ro.Status.CurrentPodHash != "" {
+			released = ro.Status.CurrentPodHash
+		}
+		for _, v := range vs {
+			if v.started < 0 {
+				ok, err := v.healthy(ro)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					continue
+				}
+				ar, err := bins.verificationRun(w.ns, v.stage, freightImage(ro), "--no-analysis", v.policy)
+				if err != nil {
+					return err
+				}
+				if err := w.Create(ar); err != nil {
+					return err
+				}
+				v.run, v.started = ar.Name, tick
+				if v.name != verificationAtStart {
+					v.hash = ro.Status.CurrentPodHash
+				}
+				continue
+			}
+			if v.name == verificationAtStart {
+				v.hash = released
+			}
+			ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Get(context.Background(), v.run, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			v.note(string(ar.Status.Phase))
+			truth, err := groundTruth(w, ro, v.hash)
+			if err != nil {
+				return err
+			}
+			if ar.Status.Phase == v1alpha1.AnalysisPhaseSuccessful && (!truth.passed || v.want != string(v1alpha1.AnalysisPhaseSuccessful)) {
+				v.violations = append(v.violations, fmt.Sprintf("%s (%s) tick %d: Successful with revision %s promoted %v", v.name, v.policy, tick, v.hash, truth.passed))
+			}
+			for _, mr := range ar.Status.MetricResults {
+				for _, m := range mr.Measurements {
+					if pinned := m.Metadata["revision"]; pinned != "" && v.hash != "" && pinned != v.hash {
+						v.violations = append(v.violations, fmt.Sprintf("%s (%s) tick %d: the plugin pinned revision %s, the verification is of %s", v.name, v.policy, tick, pinned, v.hash))
+					}
+				}
+			}
+		}
+		return nil
+	}
+	w, err := env.NewWorld(opts)
+	if err != nil {
+		return res, err
+	}
+	defer w.Close()
+	if err := play(w, func(s *S) {
+		sc.Play(s)
+		s.Ticks(3) // the verifications' next measurement follows the last change
+	}); err != nil {
+		return res, err
+	}
+	if errs := w.SyncErrors(); len(errs) > 0 {
+		return res, fmt.Errorf("the controllers failed to reconcile: %v", errs)
+	}
+	if n := w.RefusedWrites(); n > 0 {
+		return res, fmt.Errorf("the scenario tried to write %d AnalysisRun/Experiment objects; only the controllers may", n)
+	}
+	ro := w.Rollout()
+	res = NoAnalysisResult{Scenario: sc.Name, Case: sc.Case, Revision: RevisionOf(ro)}
+	var problems []string
+	if released == "" || !Promoted(ro) || ro.Status.CurrentPodHash != released {
+		problems = append(problems, fmt.Sprintf("the released revision %q is not the promoted one (current %s, stable %s)", released, ro.Status.CurrentPodHash, ro.Status.StableRS))
+	}
+	// what the controllers created for the revision: nothing, which is what the scenario is about
+	rollout, runs, exps, err := w.unstructuredState()
+	if err != nil {
+		return res, err
+	}
+	rv := analysisruns.Of(rollout, runs, exps, released)
+	res.Runs = len(rv.Runs) + len(rv.Superseded) + len(rv.Experiments)
+	if res.Runs > 0 {
+		problems = append(problems, fmt.Sprintf("the controllers created %d runs and experiments for revision %s", res.Runs, released))
+	}
+	byPolicy := map[string]*NoAnalysisPolicy{}
+	for _, policy := range noAnalysisPolicies {
+		res.Policies = append(res.Policies, NoAnalysisPolicy{Policy: policy, Expected: sc.Outcomes[policy], Verifications: map[string]string{}})
+	}
+	for i := range res.Policies {
+		byPolicy[res.Policies[i].Policy] = &res.Policies[i]
+	}
+	for _, v := range vs {
+		p := byPolicy[v.policy]
+		p.Verifications[v.name] = v.sequence()
+		problems = append(problems, v.violations...)
+		if v.started < 0 {
+			problems = append(problems, fmt.Sprintf("%s (%s) never started", v.name, v.policy))
+			continue
+		}
+		if got := v.final(); got != v.want {
+			problems = append(problems, fmt.Sprintf("%s (%s): ended %s (%s), the scenario declares %s", v.name, v.policy, got, v.sequence(), v.want))
+		}
+		ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Get(context.Background(), v.run, metav1.GetOptions{})
+		if err != nil {
+			return res, err
+		}
+		msg := ""
+		if mrs := ar.Status.MetricResults; len(mrs) == 1 && len(mrs[0].Measurements) > 0 {
+			msg = mrs[0].Measurements[len(mrs[0].Measurements)-1].Message
+		}
+		for _, part := range []string{"no analysis ran for it: " + sc.Case + " (", "noAnalysis: " + v.policy} {
+			if !strings.Contains(msg, part) {
+				problems = append(problems, fmt.Sprintf("%s (%s): the last measurement's message %q does not say %q", v.name, v.policy, msg, part))
+			}
+		}
+		if v.name == verificationAtStart {
+			p.Message = msg
+		}
+	}
+	counts, countProblems, err := countRequests(env, w)
+	if err != nil {
+		return res, err
+	}
+	res.Requests, res.Measurements = counts.requests, counts.measurements
+	problems = append(problems, countProblems...)
+	if len(problems) > 0 {
+		return res, fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return res, nil
+}
