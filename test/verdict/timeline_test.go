@@ -5,25 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/analysis-health/analysis-health/internal/plugin/field"
 	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 	"github.com/analysis-health/analysis-health/test/timeline"
 )
 
-func mapOf(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
-func text(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case nil:
-		return ""
-	}
-	raw, _ := json.Marshal(v)
-	return string(raw)
-}
+var mapOf, text = field.Map, field.Text
 
 // TestTimelines plays a verification started at the release over every recorded frame of every
 // scenario, as the plugin would measure it: the first judgement pins the released revision, each later

@@ -24,6 +24,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/analysis-health/analysis-health/internal/plugin/field"
 )
 
 // Labels and annotations the Rollouts controllers put on what they create.
@@ -325,31 +327,5 @@ func atoi(s string) int {
 	return n
 }
 
-func mapOf(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
-func listOf(v any) []any {
-	l, _ := v.([]any)
-	return l
-}
-
-// str reads a scalar as text: decoded JSON and YAML give strings, numbers and bools.
-func str(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case bool:
-		return strconv.FormatBool(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case int:
-		return strconv.Itoa(x)
-	case int32:
-		return strconv.FormatInt(int64(x), 10)
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	return ""
-}
+// The scripts' reading of a decoded object (package field).
+var mapOf, listOf, str = field.Map, field.List, field.Str

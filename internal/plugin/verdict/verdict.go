@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
+	"github.com/analysis-health/analysis-health/internal/plugin/field"
 	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 )
@@ -466,34 +467,8 @@ func runValue(r analysisruns.Run) RunValue {
 func objName(o map[string]any) string { return str(mapOf(o["metadata"])["name"]) }
 func uid(o map[string]any) string     { return str(mapOf(o["metadata"])["uid"]) }
 
-func mapOf(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	return m
-}
-
-func listOf(v any) []any {
-	l, _ := v.([]any)
-	return l
-}
-
-// str reads a scalar as text, as the scripts do.
-func str(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case bool:
-		return strconv.FormatBool(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case int:
-		return strconv.Itoa(x)
-	case int32:
-		return strconv.FormatInt(int64(x), 10)
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	return ""
-}
+// The scripts' reading of a decoded object (package field).
+var mapOf, listOf, str = field.Map, field.List, field.Str
 
 func num(v any) int64 {
 	n, _ := strconv.ParseInt(str(v), 10, 64)
