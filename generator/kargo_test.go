@@ -17,11 +17,11 @@ var kargoSets = []struct {
 	opts KargoOptions
 }{
 	{"single-cluster", KargoOptions{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop",
-		PluginLocation: "https://github.com/analysis-health/analysis-health/releases/download/v1.0.0/rollouts-plugin-metric-analysis-health-linux-amd64",
+		PluginLocation: "https://artifacts.example.internal/analysis-health/rollouts-plugin-metric-analysis-health-linux-amd64",
 		PluginSHA256:   strings.Repeat("ab", 32)}},
 	{"cluster-template-vars", KargoOptions{PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health"}},
 	{"plugin-image", KargoOptions{Project: "kargo-shop", PluginLocation: "file:///analysis-health/rollouts-plugin-metric-analysis-health",
-		PluginImage: "ghcr.io/analysis-health/rollouts-plugin-metric-analysis-health:v1.0.0"}},
+		PluginImage: "registry.example.internal/analysis-health/rollouts-plugin-metric-analysis-health@sha256:" + strings.Repeat("ef", 32)}},
 	{"freight-image", KargoOptions{Project: "kargo-shop", PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health", ImageRepo: "ghcr.io/shop/checkout"}},
 	{"no-analysis-failed", KargoOptions{Project: "kargo-shop", PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health", ImageRepo: "ghcr.io/shop/checkout",
 		NoAnalysis: "failed"}},

@@ -42,7 +42,7 @@ var kargoSets = []generator.KargoOptions{
 		KubeconfigSecret: "workload", KubeconfigKey: "config"},
 	{Project: "kargo-shop", PluginLocation: "file:///plugins/rollouts-plugin-metric-analysis-health", ImageRepo: "ghcr.io/shop/checkout"},
 	{Project: "kargo-shop", PluginLocation: "file:///analysis-health/rollouts-plugin-metric-analysis-health",
-		PluginImage: "ghcr.io/analysis-health/rollouts-plugin-metric-analysis-health:v1.0.0"},
+		PluginImage: "registry.example.internal/analysis-health/rollouts-plugin-metric-analysis-health@sha256:" + strings.Repeat("ef", 32)},
 }
 
 // freightImage is what Kargo makes of generator.KargoImageExpression for a Freight of that image.
