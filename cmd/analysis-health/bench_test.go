@@ -99,6 +99,144 @@ func BenchmarkBulkHealth(b *testing.B) {
 	}
 }
 
+// memoryChartDocs is the stream of BenchmarkBulkMemory: about 40 MB, the size of the big inputs users
+// reported (issue 35: a 50 MB file).
+const memoryChartDocs = 50000
+
+// BenchmarkBulkMemory runs the built binary's three verbs that read manifests, each on the big inputs it
+// is meant for, and reports each one's peak RSS as a multiple of its input: health and inspect on the
+// 10,000-object JSON List, and inspect, hooks --post-renderer and health on a 50,000-document chart
+// stream. inspect and health stream their input (one document or List item at a time, with per-object
+// summaries); hooks must give every document back byte for byte after the barrier, so it holds the input
+// by design. Every run must exit 0 and print something a test could check: inspect one row per Rollout,
+// hooks the whole input and the barrier, health a row per Rollout at least.
+func BenchmarkBulkMemory(b *testing.B) {
+	bin := buildBinary(b)
+	list, err := bulkgen.List(listObjects)
+	if err != nil {
+		b.Fatal(err)
+	}
+	chart, err := bulkgen.Chart(filepath.Join("..", "..", "testdata", "charts"), memoryChartDocs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	listRollouts, err := countRollouts(list)
+	if err != nil {
+		b.Fatal(err)
+	}
+	chartRollouts, err := countRollouts(chart)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	inputs := map[string]string{"list": filepath.Join(dir, "list.json"), "chart": filepath.Join(dir, "chart.yaml")}
+	sizes := map[string]int{"list": len(list), "chart": len(chart)}
+	rollouts := map[string]int{"list": listRollouts, "chart": chartRollouts}
+	if err := os.WriteFile(inputs["list"], list, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(inputs["chart"], chart, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	list, chart = nil, nil
+	debug.FreeOSMemory() // see BenchmarkBulkHealth: a child's maxrss starts at its parent's peak
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Logf("cannot reset the peak RSS, peak-RSS-MB includes this process's: %v", err)
+	}
+	floor := selfPeakRSS(b)
+	for _, run := range []struct{ verb, input string }{{"health", "list"}, {"inspect", "list"}, {"health", "chart"}, {"inspect", "chart"}, {"hooks", "chart"}} {
+		b.Run("verb="+run.verb+"/input="+run.input, func(b *testing.B) {
+			args := []string{run.verb, "-f", inputs[run.input]}
+			switch run.verb {
+			case "hooks":
+				args = []string{"hooks", "--post-renderer", "-f", inputs[run.input]}
+			case "inspect":
+				args = append(args, "-o", "json") // counted exactly by checkVerbOutput
+			}
+			var wall time.Duration
+			var peak int64
+			for i := 0; i < b.N; i++ {
+				var out, errOut bytes.Buffer
+				cmd := exec.Command(bin, args...)
+				cmd.Stdout, cmd.Stderr = &out, &errOut
+				start := time.Now()
+				if err := cmd.Run(); err != nil {
+					b.Fatalf("%v: %v: %s", args, err, errOut.String())
+				}
+				wall += time.Since(start)
+				peak = max(peak, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss*1024)
+				if err := checkVerbOutput(run.verb, out.Bytes(), sizes[run.input], rollouts[run.input]); err != nil {
+					b.Fatalf("%v: %v", args, err)
+				}
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
+			b.ReportMetric(float64(sizes[run.input])/(1<<20), "input-MB")
+			b.ReportMetric(float64(peak)/float64(sizes[run.input]), "RSS/input")
+			b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s")
+			b.ReportMetric(float64(rollouts[run.input]), "rollouts")
+			b.ReportMetric(float64(floor)/(1<<20), "parent-peak-RSS-MB")
+		})
+	}
+}
+
+// countRollouts counts the Rollouts of a stream or List, decoded as any reader would.
+func countRollouts(raw []byte) (int, error) {
+	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	n := 0
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		var obj struct {
+			Kind  string `json:"kind"`
+			Items []struct {
+				Kind string `json:"kind"`
+			} `json:"items"`
+		}
+		if err := sigsyaml.Unmarshal(doc, &obj); err != nil {
+			return n, err
+		}
+		if obj.Kind == "Rollout" {
+			n++
+		}
+		for _, it := range obj.Items {
+			if it.Kind == "Rollout" {
+				n++
+			}
+		}
+	}
+}
+
+// checkVerbOutput holds each verb's output to what it must contain, so that a run that read nothing does
+// not pass as a cheap one.
+func checkVerbOutput(verb string, out []byte, inputSize, rollouts int) error {
+	switch verb {
+	case "inspect":
+		var rep struct {
+			Rollouts []json.RawMessage `json:"rollouts"`
+		}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			return err
+		}
+		if len(rep.Rollouts) != rollouts {
+			return fmt.Errorf("%d Rollouts reported, want %d", len(rep.Rollouts), rollouts)
+		}
+	case "hooks":
+		if len(out) < inputSize || !bytes.Contains(out, []byte("analysis-health")) {
+			return fmt.Errorf("%d bytes out of %d in, or no barrier", len(out), inputSize)
+		}
+	default:
+		if bytes.Count(out, []byte("\n")) < rollouts {
+			return fmt.Errorf("%d rows, want at least one per Rollout (%d)", bytes.Count(out, []byte("\n")), rollouts)
+		}
+	}
+	return nil
+}
+
 // checkRows checks that out has one row per object, in input order (bulkgen numbers every name).
 func checkRows(format string, out []byte, n int) error {
 	var names []string

@@ -173,6 +173,27 @@ prints it (four-space indentation), and a multi-document stream of releases of t
 	fmt.Fprintf(&b, "\nAgainst the target (≤ 1.5× the bare decode): `inspect` %.2f×, `hooks --post-renderer` %.2f× in CPU.\n",
 		m["inspect/decode-cpu"], m["hooks/decode-cpu"])
 
+	b.WriteString("\n## Memory of every verb on big input\n\n")
+	b.WriteString("`BenchmarkBulkMemory` runs the built binary on the JSON List above and on a chart stream of " + fmt.Sprint(memoryChartDocs) + " documents,\n")
+	b.WriteString("and reports its peak RSS against the input's size. `health` and `inspect` stream their input and keep a summary\n")
+	b.WriteString("of each object. `hooks --post-renderer` must print every document back after the barrier, so it holds the\n")
+	b.WriteString("input's bytes, and of each object only what it reads (`hooks.Keep`).\n\n")
+	b.WriteString("| verb | input | input size | Rollouts | peak RSS | RSS / input | wall |\n|---|---|---|---|---|---|---|\n")
+	worstStreamed := 0.0
+	for _, run := range []struct{ verb, input, label string }{{"health", "list", "JSON List"}, {"inspect", "list", "JSON List"},
+		{"health", "chart", "chart stream"}, {"inspect", "chart", "chart stream"}, {"hooks", "chart", "chart stream"}} {
+		r, err := get("BenchmarkBulkMemory/verb=" + run.verb + "/input=" + run.input)
+		if err != nil {
+			return nil, err
+		}
+		m := r.metrics
+		fmt.Fprintf(&b, "| `%s` | %s | %.1f MB | %.0f | %.0f MB | %.2f× | %.1f s |\n", run.verb, run.label, m["input-MB"], m["rollouts"], m["peak-RSS-MB"], m["RSS/input"], m["wall-s"])
+		if run.verb != "hooks" {
+			worstStreamed = max(worstStreamed, m["RSS/input"])
+		}
+	}
+	fmt.Fprintf(&b, "\nAgainst the target (`inspect` and `health` ≤ 4× the input): at most **%.2f×** (%s).\n", worstStreamed, met(worstStreamed <= 4))
+
 	b.WriteString(designNotes)
 	var names []string
 	for n := range results {
