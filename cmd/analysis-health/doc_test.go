@@ -174,7 +174,7 @@ prints it (four-space indentation), and a multi-document stream of releases of t
 		m["inspect/decode-cpu"], m["hooks/decode-cpu"])
 
 	b.WriteString("\n## Memory of every verb on big input\n\n")
-	b.WriteString("`BenchmarkBulkMemory` runs the built binary on the JSON List above and on a chart stream of " + fmt.Sprint(memoryChartDocs) + " documents,\n")
+	fmt.Fprintf(&b, "`BenchmarkBulkMemory` runs the built binary on the JSON List above and on a chart stream of %d,%03d documents,\n", memoryChartDocs/1000, memoryChartDocs%1000)
 	b.WriteString("and reports its peak RSS against the input's size. `health` and `inspect` stream their input and keep a summary\n")
 	b.WriteString("of each object. `hooks --post-renderer` must print every document back after the barrier, so it holds the\n")
 	b.WriteString("input's bytes, and of each object only what it reads (`hooks.Keep`).\n\n")
@@ -193,6 +193,10 @@ prints it (four-space indentation), and a multi-document stream of releases of t
 		}
 	}
 	fmt.Fprintf(&b, "\nAgainst the target (`inspect` and `health` ≤ 4× the input): at most **%.2f×** (%s).\n", worstStreamed, met(worstStreamed <= 4))
+	b.WriteString("\n`hooks` holds everything it read until it prints, and while it runs the garbage collector's target is 400%\n")
+	b.WriteString("of the live heap instead of Go's 100% (`internal/cli/gc.go`: each collection would re-mark all that was read, about a\n")
+	b.WriteString("fifth of its CPU): its peak is that heap plus the garbage the target lets grow. Set `GOGC=100` to trade that CPU for\n")
+	b.WriteString("memory. Wall times are of a shared machine.\n")
 
 	b.WriteString(designNotes)
 	var names []string
