@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/test/kargo/stage"
+	"github.com/analysis-health/analysis-health/test/notifications"
 )
 
 // GitDelivery delivers a scenario's revisions as a user's repository and Kargo would: every revision is
@@ -56,6 +57,8 @@ type GitDelivery struct {
 	kargo *kargoDriver
 	// delivered is the Rollout's manifest as last committed.
 	delivered *v1alpha1.Rollout
+	// appFrames are the Application's distinct states (notifications.Trim), as the watch saw them.
+	appFrames []notifications.Frame
 }
 
 // AppName is the Application of the World.
@@ -231,6 +234,10 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 	g.mu.Lock()
 	g.marked = true
 	g.changes = append(g.changes, HealthChange{Status: g.last, Recorded: true})
+	if n := len(g.appFrames); n > 0 {
+		// the state Argo CD compared the applied release in: the first of the release
+		g.appFrames[n-1].Release = true
+	}
 	g.mu.Unlock()
 	w.Event("%s", event)
 	return nil
@@ -420,7 +427,8 @@ func (g *GitDelivery) Refresh(w *World) error {
 	})
 }
 
-// watch records every change of the Application's status.health.status until Close.
+// watch records every change of the Application's status.health.status, and every distinct state of
+// what notifications read of it (notifications.Trim), until Close.
 func (g *GitDelivery) watch() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
@@ -448,10 +456,14 @@ func (g *GitDelivery) watch() error {
 				}
 				rv = u.GetResourceVersion()
 				st, _, _ := unstructured.NestedString(u.Object, "status", "health", "status")
+				trimmed := notifications.Trim(u.Object, g.Argo.dir)
 				g.mu.Lock()
 				if st != g.last {
 					g.last = st
 					g.changes = append(g.changes, HealthChange{Status: st, Recorded: g.marked})
+				}
+				if n := len(g.appFrames); n == 0 || !notifications.Same(g.appFrames[n-1].Application, trimmed) {
+					g.appFrames = append(g.appFrames, notifications.Frame{Frame: n, Release: g.marked, Application: trimmed})
 				}
 				g.mu.Unlock()
 			}
@@ -491,6 +503,13 @@ func (g *GitDelivery) Health() []HealthChange {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return append([]HealthChange(nil), g.changes...)
+}
+
+// AppFrames are the Application's distinct states, in order.
+func (g *GitDelivery) AppFrames() []notifications.Frame {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]notifications.Frame(nil), g.appFrames...)
 }
 
 // RecordedHealth is the Application's health from the release on, collapsed to changes: its health when
