@@ -110,14 +110,18 @@ type Row struct {
 	Frames   int
 	Release  int
 	Ours     []Fired
-	Catalog  []Fired
-	Skipped  []int
-	sc       *Scenario
+	// OursInconclusive are our trigger's deliveries as generated with --inconclusive degraded.
+	OursInconclusive []Fired
+	Catalog          []Fired
+	Skipped          []int
+	sc               *Scenario
 }
 
-// NewRow is a scenario's row.
-func NewRow(truth Truth, sc *Scenario, r Replay, trigger string) Row {
-	row := Row{Scenario: sc.Name, Truth: truth, Frames: len(sc.Frames), Release: -1, Ours: r.By(trigger), Catalog: r.By(CatalogTrigger), Skipped: r.Skipped, sc: sc}
+// NewRow is a scenario's row: r the replay of the default trigger, inconclusive the one generated with
+// --inconclusive degraded.
+func NewRow(truth Truth, sc *Scenario, r, inconclusive Replay, trigger string) Row {
+	row := Row{Scenario: sc.Name, Truth: truth, Frames: len(sc.Frames), Release: -1, Ours: r.By(trigger),
+		OursInconclusive: inconclusive.By(trigger), Catalog: r.By(CatalogTrigger), Skipped: r.Skipped, sc: sc}
 	for _, f := range sc.Frames {
 		if f.Release {
 			row.Release = f.Frame
@@ -127,37 +131,45 @@ func NewRow(truth Truth, sc *Scenario, r Replay, trigger string) Row {
 	return row
 }
 
-// Table is the markdown table of docs/notifications.md: per scenario, its ground truth, where our trigger
-// fired and its message, where the catalog's on-health-degraded fired and its message, and the frames the
-// controller skipped.
+// Table is the markdown table of docs/notifications.md: per scenario, its ground truth, how often and
+// where our trigger fired and its message, the same with --inconclusive degraded, how often and where the
+// catalog's on-health-degraded fired and its message, and the frames the controller skipped.
 func Table(rows []Row) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| scenario (frames; release from) | the release's runs (timeline) | `%s` fired at | its message | `%s` fired at | skipped |\n", "on-analysis-failed", CatalogTrigger)
-	b.WriteString("|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| scenario (frames; release from) | the release's runs (timeline) | `%s` fired | its message | with `--inconclusive degraded` | `%s` fired | skipped |\n", "on-analysis-failed", CatalogTrigger)
+	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		sc := r.sc
-		ours, msg := "—", "—"
+		ours, msg := "0×", "—"
 		if len(r.Ours) > 0 {
 			var fs, ms []string
 			for _, f := range r.Ours {
 				fs = append(fs, frameAt(sc, f.Frame))
 				ms = append(ms, cell(f.Message))
 			}
-			ours, msg = strings.Join(fs, ", "), strings.Join(ms, "<br>")
+			ours, msg = fmt.Sprintf("%d× at %s", len(r.Ours), strings.Join(fs, ", ")), strings.Join(ms, "<br>")
 		}
-		cat := "—"
+		cat := "0×"
 		if len(r.Catalog) > 0 {
 			var fs []string
 			for _, f := range r.Catalog {
 				fs = append(fs, frameAt(sc, f.Frame))
 			}
-			cat = strings.Join(fs, ", ") + ": " + cell(firstLine(r.Catalog[0].Message))
+			cat = fmt.Sprintf("%d× at %s: %s", len(r.Catalog), strings.Join(fs, ", "), cell(firstLine(r.Catalog[0].Message)))
+		}
+		incon := fmt.Sprintf("%d×", len(r.OursInconclusive))
+		if len(r.OursInconclusive) > 0 {
+			var fs []string
+			for _, f := range r.OursInconclusive {
+				fs = append(fs, frameAt(sc, f.Frame))
+			}
+			incon += " at " + strings.Join(fs, ", ")
 		}
 		skipped := "—"
 		if len(r.Skipped) > 0 {
 			skipped = intList(r.Skipped)
 		}
-		fmt.Fprintf(&b, "| `%s` (%d; %d) | %s | %s | %s | %s | %s |\n", r.Scenario, r.Frames, r.Release, cell(r.Truth.Summary()), ours, msg, cat, skipped)
+		fmt.Fprintf(&b, "| `%s` (%d; %d) | %s | %s | %s | %s | %s | %s |\n", r.Scenario, r.Frames, r.Release, cell(r.Truth.Summary()), ours, msg, incon, cat, skipped)
 	}
 	return b.String()
 }
