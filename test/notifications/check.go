@@ -9,7 +9,11 @@ import (
 // on-health-degraded, each with a recipient of its own on one service, so that a delivery names its
 // trigger.
 const (
-	CatalogTrigger   = "on-health-degraded"
+	CatalogTrigger = "on-health-degraded"
+	// CatalogWhen is the catalog's on-health-degraded condition (notifications_catalog/triggers/
+	// on-health-degraded.yaml), which the engine cannot evaluate on an Application without a status
+	// (app.status is nil: "cannot fetch health from <nil>"); the replays find it in the catalog they load.
+	CatalogWhen      = "app.status.health.status == 'Degraded'"
 	OursRecipient    = "ours"
 	CatalogRecipient = "catalog"
 )
@@ -30,6 +34,9 @@ type Replay struct {
 	// Skipped are the frames the controller did not process (notification_controller/controller
 	// isAppSyncStatusRefreshed: the Application's sync status is older than its last operation).
 	Skipped []int
+	// CatalogErrors are the frames where the engine logged that it failed to evaluate the catalog's
+	// condition (CatalogWhen); any other error fails the replay.
+	CatalogErrors []int
 }
 
 // By is the deliveries of a trigger.
@@ -121,7 +128,8 @@ type Row struct {
 // --inconclusive degraded.
 func NewRow(truth Truth, sc *Scenario, r, inconclusive Replay, trigger string) Row {
 	row := Row{Scenario: sc.Name, Truth: truth, Frames: len(sc.Frames), Release: -1, Ours: r.By(trigger),
-		OursInconclusive: inconclusive.By(trigger), Catalog: r.By(CatalogTrigger), Skipped: r.Skipped, sc: sc}
+		OursInconclusive: inconclusive.By(trigger), Catalog: r.By(CatalogTrigger), Skipped: r.Skipped,
+		sc: sc}
 	for _, f := range sc.Frames {
 		if f.Release {
 			row.Release = f.Frame

@@ -192,10 +192,13 @@ func replay(t *testing.T, data map[string]string, sc *notifications.Scenario) no
 	}
 	go ctrl.Run(ctx, 1)
 
+	if !strings.Contains(data["trigger."+notifications.CatalogTrigger], notifications.CatalogWhen) {
+		t.Fatalf("the catalog's %s is not %q: %s", notifications.CatalogTrigger, notifications.CatalogWhen, data["trigger."+notifications.CatalogTrigger])
+	}
 	out := notifications.Replay{Scenario: sc.Name}
 	start := time.Now()
 	for i := range sc.Frames {
-		ends0, skipped0, _ := h.state()
+		ends0, skipped0, errs0 := h.state()
 		mu.Lock()
 		patches0 := patches
 		mu.Unlock()
@@ -224,9 +227,16 @@ func replay(t *testing.T, data map[string]string, sc *notifications.Scenario) no
 			mu.Lock()
 			want := ends0 + 1 + patches - patches0
 			mu.Unlock()
-			if len(errs) > 0 {
-				t.Fatalf("frame %d: the controller logged errors: %v", i, errs)
+			for _, e := range errs[len(errs0):] {
+				_, hasStatus := sc.Frames[i].Application["status"]
+				if !strings.Contains(e, notifications.CatalogWhen) || hasStatus {
+					t.Fatalf("frame %d: the controller logged an error: %v", i, e)
+				}
+				if n := len(out.CatalogErrors); n == 0 || out.CatalogErrors[n-1] != i {
+					out.CatalogErrors = append(out.CatalogErrors, i)
+				}
 			}
+			errs0 = errs
 			if ends >= want {
 				break
 			}
