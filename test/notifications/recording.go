@@ -226,3 +226,34 @@ func (s Scenario) Stable() (app, rollout []string) {
 	}
 	return app, rollout
 }
+
+// Refailed is the scenario's frames up to fired (the frame at which a trigger fired), then the last frame
+// before it of the same synced revision whose Rollout was not Degraded (its analysis in flight), and the
+// fired frame again: a retry of the revision that fails again, which oncePer must not notify a second
+// time. It is built from recorded states because no recorded scenario fails twice in one revision.
+func (s Scenario) Refailed(fired int) (*Scenario, error) {
+	if fired <= 0 || fired >= len(s.Frames) {
+		return nil, fmt.Errorf("%s: frame %d of %d", s.Name, fired, len(s.Frames))
+	}
+	rev := func(f Frame) string {
+		r, _, _ := unstructured.NestedString(f.Application, "status", "operationState", "syncResult", "revision")
+		return r
+	}
+	want := rev(s.Frames[fired])
+	inFlight := -1
+	for i := fired - 1; i >= 0 && rev(s.Frames[i]) == want; i-- {
+		if st, _, ok := s.Frames[i].ResourceHealth("Rollout"); ok && st != "Degraded" {
+			inFlight = i
+			break
+		}
+	}
+	if want == "" || inFlight < 0 {
+		return nil, fmt.Errorf("%s: no frame before %d of its synced revision %q with the Rollout not Degraded", s.Name, fired, want)
+	}
+	out := &Scenario{Name: s.Name + "-refailed"}
+	for _, f := range append(append(append([]Frame(nil), s.Frames[:fired+1]...), s.Frames[inFlight]), s.Frames[fired]) {
+		f.Frame = len(out.Frames)
+		out.Frames = append(out.Frames, f)
+	}
+	return out, nil
+}

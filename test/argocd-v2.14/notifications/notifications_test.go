@@ -6,6 +6,7 @@ package notifications_test
 
 import (
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -37,6 +38,7 @@ type run struct {
 	rec     *notifications.Recording
 	truths  map[string]notifications.Truth
 	replays map[string][]notifications.Replay // by option set, in the recording's order
+	data    map[string]map[string]string      // argocd-notifications-cm's data, by option set
 }
 
 var (
@@ -61,9 +63,10 @@ func replays(t *testing.T) *run {
 			t.Fatal(err)
 		}
 		catalog := filepath.Join(upstream.ModuleDir(t, argocdModule), "notifications_catalog", "install.yaml")
-		r := &run{rec: rec, truths: truths, replays: map[string][]notifications.Replay{}}
+		r := &run{rec: rec, truths: truths, replays: map[string][]notifications.Replay{}, data: map[string]map[string]string{}}
 		for _, set := range optionSets {
 			data := formats.Notifications(t, set.opts, catalog)
+			r.data[set.name] = data
 			for i := range rec.Scenarios {
 				r.replays[set.name] = append(r.replays[set.name], replay(t, data, &rec.Scenarios[i]))
 			}
@@ -106,6 +109,47 @@ func TestNotifications(t *testing.T) {
 	// and none, so each option set notifies some and not all
 	if notified["default"] == 0 || notified["inconclusive-degraded"] <= notified["default"] || notified["inconclusive-degraded"] >= len(r.rec.Scenarios) {
 		t.Errorf("notified %v of %d scenarios: the recording lacks a failed, an inconclusive or a passed scenario", notified, len(r.rec.Scenarios))
+	}
+}
+
+// A failed analysis's revision that is retried and fails again notifies once, as oncePer promises; the
+// same trigger without oncePer notifies twice on the same frames, so the sequence can tell them apart
+// (on the recorded scenarios it cannot: the engine notifies a condition when it turns true, and none turns
+// false and true again within a revision).
+func TestOncePerRevision(t *testing.T) {
+	r := replays(t)
+	var refailed *notifications.Scenario
+	for i, sc := range r.rec.Scenarios {
+		if sc.Name != "canary-step-failed" {
+			continue
+		}
+		fired := r.replays["default"][i].By(generator.NotificationsTrigger)
+		if len(fired) != 1 {
+			t.Fatalf("%s: our trigger fired %d times", sc.Name, len(fired))
+		}
+		var err error
+		if refailed, err = sc.Refailed(fired[0].Frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if refailed == nil {
+		t.Fatal("no scenario canary-step-failed in the recording")
+	}
+	data := r.data["default"]
+	if got := replay(t, data, refailed).By(generator.NotificationsTrigger); len(got) != 1 {
+		t.Errorf("a revision that fails twice: our trigger fired %d times, want once: %v", len(got), got)
+	}
+	without := map[string]string{}
+	for k, v := range data {
+		without[k] = v
+	}
+	key := "trigger." + generator.NotificationsTrigger
+	without[key] = strings.Replace(data[key], "\n  oncePer: "+generator.NotificationsOncePer, "", 1)
+	if without[key] == data[key] {
+		t.Fatalf("no oncePer line to remove in:\n%s", data[key])
+	}
+	if got := replay(t, without, refailed).By(generator.NotificationsTrigger); len(got) != 2 {
+		t.Errorf("without oncePer, our trigger fired %d times on the refailed frames, want twice: the sequence does not test oncePer", len(got))
 	}
 }
 
