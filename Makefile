@@ -95,8 +95,9 @@ docs:
 	$(GO) test -count=1 -run '^(TestKargoDoc|TestDocValueExample|TestPerformanceDoc|TestReliabilityDoc|TestPerformanceCLIDoc)$$' ./generator/ ./internal/plugin/verdict/ ./internal/bench/benchdoc/ ./internal/bench/reliabilitydoc/ ./cmd/analysis-health/ -update
 	cd test && $(GO) test -count=1 -run '^(TestModulesTable|TestSupportedVersions|TestDocRealControllerProof)$$' ./modules/ ./verdict/ -update
 	cd test/upstream && $(GO) test -count=1 -timeout 60m -run '^TestUpstreamDoc$$' . -update
-	cd test/argocd-v2.14 && $(GO) test -count=1 -timeout 60m -run '^(TestArgoCDBuiltinScripts|TestUpstreamCorpus|TestKargo|TestLiveDoc)$$' . ./e2e/ -update
+	cd test/argocd-v2.14 && $(GO) test -count=1 -timeout 60m -run '^(TestArgoCDBuiltinScripts|TestUpstreamCorpus|TestKargo|TestLiveDoc|TestNotificationsDoc)$$' . ./e2e/ ./notifications/ -update
 	cd test/argocd-v3.2 && $(GO) test -count=1 -run '^TestArgoCDv3BuiltinScripts$$' . -update
+	cd test/argocd-v3.6 && GOTOOLCHAIN=$(call toolchain,test/argocd-v3.6) $(GO) test -count=1 -run '^TestNotificationsDoc$$' ./notifications/ -update
 	cd test/rollouts-v1.10 && GOTOOLCHAIN=$(call toolchain,test/rollouts-v1.10) $(GO) test -count=1 -run '^TestUpstreamCorpusRollouts110$$' ./corpus/ -update
 	$(GO) test -count=1 -run '^TestDocBlocks$$' ./internal/docblock/
 

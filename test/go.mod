@@ -1,7 +1,8 @@
 // The proofs' shared, dependency-light packages: the conformance suite every Argo CD release runs
 // (suite, corpus, probe, argocdoperator), the recorded timelines' loader and oracle (timeline), Kargo's
-// rules (kargo, kargo/stage; Kargo v1.11.2), the pictures (picture, svg) and the plugin's verdict held to
-// the timelines (verdict). It requires nothing the product does not, so that every proof module can use it.
+// rules (kargo, kargo/stage; Kargo v1.11.2), the pictures (picture, svg), the plugin's verdict held to
+// the timelines (verdict), and the live suite's recorded Applications with what notifications must do on
+// them (notifications). It requires nothing the product does not, so that every proof module can use it.
 module github.com/analysis-health/analysis-health/test
 
 go 1.26

@@ -32,7 +32,7 @@ func newGenerateCommand(o *Options) *cobra.Command {
 	for _, f := range generator.Formats() {
 		formats = append(formats, string(f))
 	}
-	formats = append(formats, string(generator.Kargo), string(generator.Upstream))
+	formats = append(formats, string(generator.Kargo), string(generator.Notifications), string(generator.Upstream))
 	f := &generateFlags{
 		format:       newEnum("", formats...),
 		inconclusive: newEnum("suspended", "suspended", "degraded"),
@@ -55,6 +55,12 @@ Formats:
                      Rollouts metric plugin analysis-health/rollout-analysis: AnalysisTemplate,
                      Stage snippet, argo-rollouts chart values, RBAC (needs --out and
                      --plugin-location; the --format kargo flags below; docs/kargo.md)
+  notifications      Argo CD notifications of a failed analysis, naming the Rollout, the
+                     AnalysisRun and the metric, once per revision: a trigger and template for
+                     argocd-notifications-cm, the argocd-cmd-params-cm setting Argo CD v3 needs
+                     (controller.resource.health.persist), and argo-helm values for both (needs
+                     --out; --inconclusive degraded notifies an inconclusive analysis too;
+                     docs/notifications.md)
   operator           for the Argo CD Operator / OpenShift GitOps: a merge patch for the ArgoCD
                      resource that sets spec.resourceHealthChecks and spec.resourceActions to
                      exactly our entries (replacing the lists):
@@ -86,6 +92,7 @@ nothing behind. See docs/install.md.`,
   analysis-health generate --format kargo --project shop --rollout checkout --namespace shop \
     --plugin-location https://example.com/rollouts-plugin-metric-analysis-health \
     --plugin-file ./plugin --out kargo/
+  analysis-health generate --format notifications --out notifications/
   analysis-health generate --format operator-json6902 --argocd-name openshift-gitops \
     --namespace openshift-gitops`,
 		Args: func(cmd *cobra.Command, args []string) error { return formatAsArgument(cmd, args, f.format) },
@@ -105,11 +112,14 @@ nothing behind. See docs/install.md.`,
 			if f.format.String() == string(generator.Upstream) {
 				return runGenerateUpstream(o, f)
 			}
+			if f.format.String() == string(generator.Notifications) {
+				return runGenerateNotifications(cmd, o, f)
+			}
 			return runGenerate(o, f)
 		},
 	}
 	cmd.Flags().Var(f.format, "format", "what to render (required): "+strings.Join(f.format.allowed, ", ")+" (Formats above)")
-	cmd.Flags().Var(f.inconclusive, "inconclusive", "health of an inconclusive analysis: suspended (a pause waiting for a human) or degraded (a failure)")
+	cmd.Flags().Var(f.inconclusive, "inconclusive", "health of an inconclusive analysis: suspended (a pause waiting for a human) or degraded (a failure; --format notifications notifies it)")
 	cmd.Flags().StringSliceVar(&f.kinds, "kinds", nil, "kinds to include, comma-separated (default all: "+kindList()+")")
 	cmd.Flags().StringVar(&f.namespace, "namespace", generator.DefaultNamespace, "namespace of argocd-cm (set in --format argocd-cm, and in the usage hints) and of the ArgoCD resource (operator formats); with --format kargo, the Rollout's namespace, given with --rollout (no default: without both, the Stage's vars name the Rollout)")
 	cmd.Flags().StringVar(&f.argocdName, "argocd-name", generator.DefaultArgoCDName, "name of the ArgoCD resource the operator formats patch (they refuse to apply to any other)")

@@ -106,7 +106,7 @@ func TestFlagHelp(t *testing.T) {
 		want       []string
 	}{
 		{"generate", "namespace", []string{"namespace of argocd-cm", "ArgoCD resource (operator formats)", "--format kargo, the Rollout's namespace", "--rollout"}},
-		{"generate", "format", []string{"argocd-cm, patch, helm, kustomize, lua, operator, operator-json6902, kargo, upstream"}},
+		{"generate", "format", []string{"argocd-cm, patch, helm, kustomize, lua, operator, operator-json6902, kargo, notifications, upstream"}},
 		{"generate", "plugin-sha256", []string{"--plugin-file"}},
 		{"health", "argocd-cm", []string{"argocd-cm ConfigMap", "merge patch generate --format patch writes"}},
 		{"scripts", "argocd-cm", []string{"argocd-cm ConfigMap", "merge patch generate --format patch writes"}},

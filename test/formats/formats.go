@@ -159,7 +159,7 @@ func Render(t *testing.T, chartDir string, values []byte, release, namespace str
 // HelmValues: the helm format, rendered with the real argo-helm argo-cd chart by Helm's own library, the
 // steps of `helm template` (pkg/engine, without pkg/action's registry and storage dependencies).
 func HelmValues(t *testing.T, r suite.Release, sets []suite.OptionSet) {
-	chartDir := chartCopy(t)
+	chartDir := ChartCopy(t)
 	for _, set := range sets {
 		t.Run(set.Name, func(t *testing.T) {
 			var cm *corev1.ConfigMap
@@ -189,9 +189,9 @@ func HelmValues(t *testing.T, r suite.Release, sets []suite.OptionSet) {
 	}
 }
 
-// chartCopy copies the read-only chart to a temporary folder without its optional redis-ha
+// ChartCopy copies the read-only chart to a temporary folder without its optional redis-ha
 // dependency, which is not vendored (and disabled by default: redis-ha.enabled false).
-func chartCopy(t *testing.T) string {
+func ChartCopy(t *testing.T) string {
 	t.Helper()
 	argoHelmChart := upstream.Vendored(t, argoHelmChartRel)
 	if _, err := os.Stat(filepath.Join(argoHelmChart, "Chart.yaml")); err != nil {

@@ -3,17 +3,20 @@
 // module of its own because Argo CD v3.6.1 pins k8s.io/* v0.37.0 and Argo Rollouts v1.10.2, whose
 // controllers the suite runs in its own process, pins v0.34.5.
 //
-//	argocd-live install -kubeconfig K -namespace argocd [-values generated.yaml] -chart DIR
+//	argocd-live install -kubeconfig K -namespace argocd [-values generated.yaml]... -chart DIR
 //	argocd-live run -kubeconfig K -namespace argocd -state DIR
 //	argocd-live action -kubeconfig K -namespace argocd -resource G/V/R -resource-namespace NS -name N -action A
 //	argocd-live terminate-op -kubeconfig K -namespace argocd -app NAME
 //
-// install creates Argo CD's CRDs from the module's manifests/crds, the namespace, and argocd-cm and
-// argocd-secret as the argo-helm chart renders them with the given values (none: the chart's defaults,
-// so Argo CD's built-in health checks), with Helm's own library, the steps of `helm template`.
+// install creates Argo CD's CRDs from the module's manifests/crds, the namespace, and argocd-cm,
+// argocd-secret, argocd-cmd-params-cm and argocd-notifications-cm as the argo-helm chart renders them with
+// the given values files, merged in order as `helm template -f a -f b` merges them (none: the chart's
+// defaults, so Argo CD's built-in health checks), with Helm's own library, the steps of `helm template`.
 //
 // run wires the two components as cmd/argocd-repo-server and cmd/argocd-application-controller do
-// (github.com/argoproj/argo-cd/v3@v3.6.1/cmd/*/commands), with these differences, all for a test on a
+// (github.com/argoproj/argo-cd/v3@v3.6.1/cmd/*/commands), the controller's --persist-resource-health read
+// from argocd-cmd-params-cm's controller.resource.health.persist as the chart's StatefulSet passes it (an
+// env var from a configMapKeyRef, optional), with these differences, all for a test on a
 // shared machine: the caches are in memory (util/cache NewInMemoryCache) instead of Redis, the repo-server
 // serves plaintext gRPC on 127.0.0.1, the controller's metrics server listens on 127.0.0.1 and the
 // askpass socket lives in -state. It prints "ready <repo-server address>" once both run, and stops when
@@ -70,6 +73,7 @@ import (
 	"github.com/argoproj/argo-cd/v3/util/askpass"
 	cacheutil "github.com/argoproj/argo-cd/v3/util/cache"
 	appstatecache "github.com/argoproj/argo-cd/v3/util/cache/appstate"
+	"github.com/argoproj/argo-cd/v3/util/env"
 	kubeutil "github.com/argoproj/argo-cd/v3/util/kube"
 	"github.com/argoproj/argo-cd/v3/util/settings"
 	"github.com/argoproj/argo-cd/v3/util/tls"
@@ -130,7 +134,8 @@ func install(args []string) error {
 	fs := flag.NewFlagSet("install", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the API server")
 	namespace := fs.String("namespace", "argocd", "Argo CD's namespace")
-	values := fs.String("values", "", "Helm values for the argo-helm argo-cd chart (generate --format helm); none: the chart's defaults")
+	var values valuesFiles
+	fs.Var(&values, "values", "a Helm values file for the argo-helm argo-cd chart (generate --format helm, --format notifications), repeatable; none: the chart's defaults")
 	chartDir := fs.String("chart", "", "the argo-helm argo-cd chart directory")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -154,7 +159,7 @@ func install(args []string) error {
 	if err := installCRDs(ctx, dyn); err != nil {
 		return err
 	}
-	objs, err := renderChart(*chartDir, *values, *namespace)
+	objs, err := renderChart(*chartDir, values, *namespace)
 	if err != nil {
 		return err
 	}
@@ -224,18 +229,33 @@ func established(crd *unstructured.Unstructured) bool {
 	return false
 }
 
-// renderChart renders the chart as `helm template argocd <chart> -n <namespace> -f values` does (Helm's
-// loader, dependency processing, schema validation and engine) and returns argocd-cm and argocd-secret.
-func renderChart(chartDir, valuesFile, namespace string) ([]*unstructured.Unstructured, error) {
-	vals := chartutil.Values{}
-	if valuesFile != "" {
+// valuesFiles is the repeatable -values flag.
+type valuesFiles []string
+
+func (v *valuesFiles) String() string     { return strings.Join(*v, ",") }
+func (v *valuesFiles) Set(s string) error { *v = append(*v, s); return nil }
+
+// renderedObjects are what install creates from the chart, by name.
+var renderedObjects = map[string]string{
+	"argocd-cm": "ConfigMap", "argocd-secret": "Secret", "argocd-cmd-params-cm": "ConfigMap", "argocd-notifications-cm": "ConfigMap",
+}
+
+// renderChart renders the chart as `helm template argocd <chart> -n <namespace> -f values...` does (Helm's
+// loader, dependency processing, schema validation and engine; the values files merged in order, a later
+// one's keys over an earlier one's, as `helm template` merges -f files: pkg/cli/values Options.MergeValues)
+// and returns the renderedObjects.
+func renderChart(chartDir string, valuesFiles []string, namespace string) ([]*unstructured.Unstructured, error) {
+	vals := map[string]any{}
+	for _, valuesFile := range valuesFiles {
 		raw, err := os.ReadFile(valuesFile)
 		if err != nil {
 			return nil, err
 		}
-		if vals, err = chartutil.ReadValues(raw); err != nil {
+		cur, err := chartutil.ReadValues(raw)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", valuesFile, err)
 		}
+		vals = mergeMaps(vals, cur)
 	}
 	chrt, err := loader.Load(chartDir)
 	if err != nil {
@@ -250,10 +270,10 @@ func renderChart(chartDir, valuesFile, namespace string) ([]*unstructured.Unstru
 		}
 	}
 	chrt.Metadata.Dependencies = deps
-	if err := chartutil.ProcessDependenciesWithMerge(chrt, vals); err != nil {
+	if err := chartutil.ProcessDependenciesWithMerge(chrt, chartutil.Values(vals)); err != nil {
 		return nil, err
 	}
-	top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, vals,
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, chartutil.Values(vals),
 		chartutil.ReleaseOptions{Name: "argocd", Namespace: namespace, Revision: 1, IsInstall: true},
 		chartutil.DefaultCapabilities.Copy(), false)
 	if err != nil {
@@ -263,7 +283,7 @@ func renderChart(chartDir, valuesFile, namespace string) ([]*unstructured.Unstru
 	if err != nil {
 		return nil, fmt.Errorf("helm template: %w", err)
 	}
-	want := map[string]string{"argocd-cm": "ConfigMap", "argocd-secret": "Secret"}
+	want := renderedObjects
 	found := map[string]*unstructured.Unstructured{}
 	for name, content := range rendered {
 		if !strings.HasSuffix(name, ".yaml") {
@@ -284,13 +304,51 @@ func renderChart(chartDir, valuesFile, namespace string) ([]*unstructured.Unstru
 		}
 	}
 	var out []*unstructured.Unstructured
-	for _, name := range []string{"argocd-cm", "argocd-secret"} {
+	for _, name := range []string{"argocd-cm", "argocd-secret", "argocd-cmd-params-cm", "argocd-notifications-cm"} {
 		if found[name] == nil {
 			return nil, fmt.Errorf("the chart %s rendered no %s", chartDir, name)
 		}
 		out = append(out, found[name])
 	}
 	return out, nil
+}
+
+// mergeMaps is b over a, maps merged key by key at every depth, any other value of b replacing a's: the
+// merge of `helm template -f a -f b`.
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
+				out[k] = mergeMaps(am, bm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// persistResourceHealthEnv is the application controller's --persist-resource-health flag's variable
+// (cmd/argocd-application-controller/commands), which the chart's StatefulSet sets from
+// argocd-cmd-params-cm's controller.resource.health.persist (configMapKeyRef, optional: unset without it).
+const persistResourceHealthEnv = "ARGOCD_APPLICATION_CONTROLLER_PERSIST_RESOURCE_HEALTH"
+
+// persistResourceHealth is the flag's value as the controller's command reads it, from the installed
+// argocd-cmd-params-cm: env.ParseBoolFromEnv with the command's default, false.
+func persistResourceHealth(ctx context.Context, kube kubernetes.Interface, namespace string) (bool, error) {
+	cm, err := kube.CoreV1().ConfigMaps(namespace).Get(ctx, "argocd-cmd-params-cm", metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	os.Unsetenv(persistResourceHealthEnv)
+	if v, ok := cm.Data["controller.resource.health.persist"]; err == nil && ok {
+		os.Setenv(persistResourceHealthEnv, v)
+	}
+	return env.ParseBoolFromEnv(persistResourceHealthEnv, false), nil
 }
 
 func run(args []string) error {
@@ -333,10 +391,11 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := runController(ctx, cfg, *namespace, addr); err != nil {
+	persist, err := runController(ctx, cfg, *namespace, addr)
+	if err != nil {
 		return err
 	}
-	fmt.Println("ready", addr)
+	fmt.Println("ready", addr, "persist-resource-health", persist)
 	// stop with the parent
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 	return nil
@@ -408,19 +467,24 @@ func runRepoServer(ctx context.Context, state string) (string, error) {
 
 // runController is cmd/argocd-application-controller/commands NewCommand's RunE with its flags' defaults,
 // except the resync period (-app-resync): 24 h, so that what the controller does is driven by its watches
-// (and the refreshes the suite requests), not by a timer racing the test.
-func runController(ctx context.Context, config *rest.Config, namespace, repoAddr string) error {
+// (and the refreshes the suite requests), not by a timer racing the test; and --persist-resource-health,
+// from argocd-cmd-params-cm as installed. It returns that flag's value.
+func runController(ctx context.Context, config *rest.Config, namespace, repoAddr string) (bool, error) {
 	if err := v1alpha1.SetK8SConfigDefaults(config); err != nil {
-		return err
+		return false, err
 	}
 	config.UserAgent = fmt.Sprintf("%s/%s", common.DefaultApplicationControllerName, common.GetVersion().Version)
 	kubeClient, err := kubernetes.NewForConfig(config)
 	if err != nil {
-		return err
+		return false, err
 	}
 	appClient, err := appclientset.NewForConfig(config)
 	if err != nil {
-		return err
+		return false, err
+	}
+	persist, err := persistResourceHealth(ctx, kubeClient, namespace)
+	if err != nil {
+		return false, err
 	}
 	repoClientset := apiclient.NewRepoServerClientset(repoAddr, 60, tls.Configuration{DisableTLS: true})
 	// the hydrator is off: the commit server is never called
@@ -432,7 +496,7 @@ func runController(ctx context.Context, config *rest.Config, namespace, repoAddr
 	}))
 	clusterSharding, err := sharding.GetClusterSharding(kubeClient, settingsMgr, common.DefaultShardingAlgorithm, false)
 	if err != nil {
-		return err
+		return false, err
 	}
 	appController, err = controller.NewApplicationController(
 		namespace, settingsMgr, kubeClient, appClient, repoClientset, commitClientset, cache, kubeutil.NewKubectl(),
@@ -446,16 +510,16 @@ func runController(ctx context.Context, config *rest.Config, namespace, repoAddr
 		0,                 // metricsPort (the address is set below)
 		0,                 // metricsCacheExpiration
 		nil, nil, nil, 20, // metrics labels, conditions, cluster labels; kubectlParallelismLimit
-		false, // persistResourceHealth
+		persist, // persistResourceHealth
 		clusterSharding,
 		nil, // applicationNamespaces
 		nil, // the default work queue rate limits
 		false, false, normalizers.IgnoreNormalizerOpts{}, argo.DefaultEnableEventList(), false,
 	)
 	if err != nil {
-		return err
+		return false, err
 	}
 	appController.GetMetricsServer().Addr = "127.0.0.1:0"
 	go appController.Run(ctx, 20, 10, 5)
-	return nil
+	return persist, nil
 }

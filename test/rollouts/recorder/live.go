@@ -34,6 +34,9 @@ type ArgoCD struct {
 	stdin   io.WriteCloser
 	// Log is the program's stderr (Argo CD's own JSON logs).
 	Log string
+	// PersistResourceHealth is the application controller's --persist-resource-health as the running
+	// program read it from the installed argocd-cmd-params-cm.
+	PersistResourceHealth bool
 }
 
 // NewArgoCD finds the program: $E2E_ARGOCD if set (`make e2e-live` builds it once), else it is built from
@@ -65,17 +68,18 @@ func vendorDir() string {
 	return filepath.Join(repoRoot(), "..", "shared", "vendor")
 }
 
-// Install creates Argo CD's CRDs and its argocd-cm and argocd-secret, rendered by Helm through the
-// vendored argo-helm argo-cd chart with the values file (generate --format helm), or with the chart's
-// defaults when values is "" (Argo CD's built-in health checks only).
-func (a *ArgoCD) Install(values string) error {
+// Install creates Argo CD's CRDs and its argocd-cm, argocd-secret, argocd-cmd-params-cm and
+// argocd-notifications-cm, rendered by Helm through the vendored argo-helm argo-cd chart with the values
+// files in order (generate --format helm, generate --format notifications), or with the chart's defaults
+// when there are none (Argo CD's built-in health checks only).
+func (a *ArgoCD) Install(values ...string) error {
 	chart := filepath.Join(vendorDir(), "argo-helm", "charts", "argo-cd")
 	if _, err := os.Stat(filepath.Join(chart, "Chart.yaml")); err != nil {
 		return fmt.Errorf("the argo-helm argo-cd chart is not vendored: %v (set ANALYSIS_HEALTH_VENDOR)", err)
 	}
 	args := []string{"install", "-kubeconfig", a.cluster.Kubeconfig, "-namespace", ArgoCDNamespace, "-chart", chart}
-	if values != "" {
-		args = append(args, "-values", values)
+	for _, v := range values {
+		args = append(args, "-values", v)
 	}
 	if out, err := exec.Command(a.bin, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("argocd-live install: %v\n%s", err, out)
@@ -105,7 +109,9 @@ func (a *ArgoCD) Start() error {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "ready ") {
+			// ready <repo-server address> persist-resource-health <bool>
+			if f := strings.Fields(sc.Text()); len(f) > 0 && f[0] == "ready" {
+				a.PersistResourceHealth = len(f) == 4 && f[2] == "persist-resource-health" && f[3] == "true"
 				ready <- nil
 				break
 			}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/test/kargo/stage"
+	"github.com/analysis-health/analysis-health/test/notifications"
 )
 
 // GitDelivery delivers a scenario's revisions as a user's repository and Kargo would: every revision is
@@ -56,6 +58,11 @@ type GitDelivery struct {
 	kargo *kargoDriver
 	// delivered is the Rollout's manifest as last committed.
 	delivered *v1alpha1.Rollout
+	// appFrames are the Application's distinct states (notifications.Trim), as the watch saw them.
+	appFrames []notifications.Frame
+	// watchedRV is the newest resourceVersion of the Application the watch has processed, and comparedRV
+	// the one applied last found Synced at the commit.
+	watchedRV, comparedRV int64
 }
 
 // AppName is the Application of the World.
@@ -228,9 +235,22 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 	if err := g.applied(w, ro, sha, "revision 2"); err != nil {
 		return err
 	}
+	// the watch runs behind the reads of applied: the health it last saw may be older than the state
+	// applied found (seen on this machine: revision 1's Healthy marked as the release's first health)
+	if err := g.waitFor("the watch saw the compared Application", func() (bool, error) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.watchedRV >= g.comparedRV, nil
+	}); err != nil {
+		return err
+	}
 	g.mu.Lock()
 	g.marked = true
 	g.changes = append(g.changes, HealthChange{Status: g.last, Recorded: true})
+	if n := len(g.appFrames); n > 0 {
+		// the state Argo CD compared the applied release in: the first of the release
+		g.appFrames[n-1].Release = true
+	}
 	g.mu.Unlock()
 	w.Event("%s", event)
 	return nil
@@ -266,7 +286,19 @@ func (g *GitDelivery) applied(w *World, ro *v1alpha1.Rollout, sha, what string) 
 		phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
 		msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
 		seen = fmt.Sprintf("sync %s at %s (want %s), operation %s %q", st, rev, sha, phase, msg)
-		return st == "Synced" && rev == sha, nil
+		if st == "Synced" && rev == sha {
+			// etcd's revisions: resourceVersions of one object increase as integers (the API server of
+			// the suite is a real one on etcd)
+			n, err := strconv.ParseInt(app.GetResourceVersion(), 10, 64)
+			if err != nil {
+				return false, fmt.Errorf("resourceVersion %q: %w", app.GetResourceVersion(), err)
+			}
+			g.mu.Lock()
+			g.comparedRV = n
+			g.mu.Unlock()
+			return true, nil
+		}
+		return false, nil
 	})
 	if err != nil {
 		return fmt.Errorf("%w; last seen: %s", err, seen)
@@ -420,7 +452,8 @@ func (g *GitDelivery) Refresh(w *World) error {
 	})
 }
 
-// watch records every change of the Application's status.health.status until Close.
+// watch records every change of the Application's status.health.status, and every distinct state of
+// what notifications read of it (notifications.Trim), until Close.
 func (g *GitDelivery) watch() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
@@ -448,10 +481,18 @@ func (g *GitDelivery) watch() error {
 				}
 				rv = u.GetResourceVersion()
 				st, _, _ := unstructured.NestedString(u.Object, "status", "health", "status")
+				trimmed := notifications.Trim(u.Object, g.Argo.dir)
+				n, _ := strconv.ParseInt(u.GetResourceVersion(), 10, 64)
 				g.mu.Lock()
+				if n > g.watchedRV {
+					g.watchedRV = n
+				}
 				if st != g.last {
 					g.last = st
 					g.changes = append(g.changes, HealthChange{Status: st, Recorded: g.marked})
+				}
+				if n := len(g.appFrames); n == 0 || !notifications.Same(g.appFrames[n-1].Application, trimmed) {
+					g.appFrames = append(g.appFrames, notifications.Frame{Frame: n, Release: g.marked, Application: trimmed})
 				}
 				g.mu.Unlock()
 			}
@@ -491,6 +532,13 @@ func (g *GitDelivery) Health() []HealthChange {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return append([]HealthChange(nil), g.changes...)
+}
+
+// AppFrames are the Application's distinct states, in order.
+func (g *GitDelivery) AppFrames() []notifications.Frame {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]notifications.Frame(nil), g.appFrames...)
 }
 
 // RecordedHealth is the Application's health from the release on, collapsed to changes: its health when

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/test/notifications"
 )
 
 // LiveScenario is a scenario the live suite runs, with what it declares Argo CD and Kargo end in.
@@ -106,6 +108,9 @@ type LiveResult struct {
 	RollbackVerification []string `json:"rollbackVerification,omitempty"`
 	// Violations are the rules Kargo's verdict broke against the analysis verdict.
 	Violations []string `json:"violations,omitempty"`
+	// Frames are the Application's distinct states (notifications.Trim), for the notifications proofs
+	// (test/testdata/live/<version>-applications.yaml; not in the report).
+	Frames []notifications.Frame `json:"-"`
 }
 
 func (r *LiveResult) finalVerification() string {
@@ -181,25 +186,31 @@ func defaultProject(c *Cluster) error {
 	return err
 }
 
-// StartLive installs Argo CD on the Env's cluster (CRDs, argocd-cm from the chart with our generated
-// values when ours, else the chart's defaults) and starts it.
+// StartLive installs Argo CD on the Env's cluster (CRDs, argocd-cm and the other ConfigMaps from the
+// chart: with our generated values when ours, generate --format helm and generate --format notifications,
+// whose argocd-cmd-params-cm makes the controller keep each resource's health in the Application; else the
+// chart's defaults) and starts it.
 func StartLive(env *Env, ours bool) (*ArgoCD, error) {
 	a, err := NewArgoCD(env.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	values := ""
+	var values []string
 	if ours {
 		cli, err := cliBinary()
 		if err != nil {
 			return nil, err
 		}
-		values = filepath.Join(a.dir, "values.yaml")
-		if out, err := exec.Command(cli, "generate", "--format", "helm", "--out", values).CombinedOutput(); err != nil {
+		helm, notify := filepath.Join(a.dir, "values.yaml"), filepath.Join(a.dir, "notifications")
+		if out, err := exec.Command(cli, "generate", "--format", "helm", "--out", helm).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("analysis-health generate --format helm: %v\n%s", err, out)
 		}
+		if out, err := exec.Command(cli, "generate", "--format", "notifications", "--out", notify).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("analysis-health generate --format notifications: %v\n%s", err, out)
+		}
+		values = []string{helm, filepath.Join(notify, "values.yaml")}
 	}
-	if err := a.Install(values); err != nil {
+	if err := a.Install(values...); err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -262,7 +273,7 @@ func RecordLive(env *Env, a *ArgoCD, sc Scenario, bins pluginBinaries, config ma
 	res := &LiveResult{Scenario: sc.Name, Health: d.RecordedHealth(), Operation: "Running",
 		Promotion: k.release.phase, PromotionMessage: k.release.message, PromotionSeconds: int(k.release.worldDuration.Seconds()),
 		Stage: k.stageHealth, StageMessage: k.stageMessage, Verification: started(k.verification), Verified: k.freight.Verified,
-		Violations: k.violations}
+		Violations: k.violations, Frames: d.AppFrames()}
 	if k.rollback != nil {
 		// the release's Freight was replaced: its verification and verified are the ones kept at the
 		// rollback; the Stage's verification at the end is the previous Freight's
@@ -339,7 +350,13 @@ func RunLive(t *testing.T, env *Env, update bool) {
 		t.Fatal(err)
 	}
 	defer a.Close()
+	// generate --format notifications sets controller.resource.health.persist, which Argo CD v3 needs for
+	// a trigger to read a resource's health in the Application (notifications.Trim)
+	if !a.PersistResourceHealth {
+		t.Fatal("the application controller runs without --persist-resource-health: did the chart render generate --format notifications' argocd-cmd-params-cm?")
+	}
 	report := LiveReport{ArgoCD: "v3.6.1", Rollouts: RolloutsVersion(), Declared: LiveScenarios}
+	apps := &notifications.Recording{ArgoCD: "v3.6.1", Rollouts: RolloutsVersion(), PersistResourceHealth: a.PersistResourceHealth}
 	ours := map[string][]string{}
 	for _, want := range LiveScenarios {
 		sc, ok := scenarioNamed(want.Name)
@@ -354,6 +371,10 @@ func RunLive(t *testing.T, env *Env, update bool) {
 			}
 			res.Install, res.Replay = "ours", replay[want.Name]
 			ours[want.Name] = res.Health
+			apps.Scenarios = append(apps.Scenarios, notifications.Scenario{Name: want.Name, Frames: res.Frames})
+			if _, rollout := apps.Scenarios[len(apps.Scenarios)-1].Stable(); len(rollout) == 0 || strings.HasPrefix(rollout[0], "(") {
+				t.Errorf("the Application's status.resources holds no health of the Rollout at the release: %v", rollout)
+			}
 			report.Scenarios = append(report.Scenarios, *res)
 			t.Logf("health %v (replay %v); operation %s; Promotion %s %s after %d s; Stage %v %s; verification %v, verified %v",
 				res.Health, res.Replay, res.Operation, res.Promotion, res.PromotionMessage, res.PromotionSeconds, res.Stage, res.StageMessage, res.Verification, res.Verified)
@@ -385,11 +406,14 @@ func RunLive(t *testing.T, env *Env, update bool) {
 	}
 	// the same with Argo CD's built-in health checks only (argocd-cm as the chart renders it by default)
 	a.Stop()
-	if err := a.Install(""); err != nil {
+	if err := a.Install(); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if a.PersistResourceHealth {
+		t.Error("with the chart's defaults, Argo CD v3.6.1's controller persists resource health: it should not (its default is false)")
 	}
 	differ := 0
 	for _, want := range LiveScenarios {
@@ -423,6 +447,38 @@ func RunLive(t *testing.T, env *Env, update bool) {
 		t.Errorf("Argo CD's built-in health checks showed what ours show and broke no rule in %d scenarios: was argocd-cm with our scripts installed?", len(LiveScenarios))
 	}
 	writeOrCompare(t, filepath.Join(testdataDir(), "live", RolloutsVersion()+".yaml"), report, update)
+	writeOrCompareApplications(t, notifications.File(testdataDir(), RolloutsVersion()), apps, update)
+}
+
+// writeOrCompareApplications writes the recording of the Applications (update), or compares this run's
+// with the committed one: per scenario, what notifications.Scenario.Stable keeps.
+func writeOrCompareApplications(t *testing.T, path string, rec *notifications.Recording, update bool) {
+	if update {
+		raw, err := rec.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	old, err := notifications.Load(path)
+	if err != nil {
+		t.Fatalf("%v (write it with make e2e-live UPDATE=1)", err)
+	}
+	stable := func(r *notifications.Recording) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "argocd %s, rollouts %s, persistResourceHealth %v\n", r.ArgoCD, r.Rollouts, r.PersistResourceHealth)
+		for _, s := range r.Scenarios {
+			app, rollout := s.Stable()
+			fmt.Fprintf(&b, "%s\n  application: %s\n  rollout: %s\n", s.Name, strings.Join(app, " | "), strings.Join(rollout, " | "))
+		}
+		return b.String()
+	}
+	if a, b := stable(old), stable(rec); a != b {
+		t.Errorf("%s differs from this run; regenerate with make e2e-live UPDATE=1 and review the diff\ncommitted:\n%s\nnow:\n%s", path, a, b)
+	}
 }
 
 func writeOrCompare(t *testing.T, path string, report LiveReport, update bool) {
