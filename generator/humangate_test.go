@@ -85,6 +85,11 @@ func TestHumanGateCases(t *testing.T) {
 		edit          func(map[string]any)
 		want          engine.Health // with the option; zero: as the default script
 	}{
+		// recorded from the controllers by the live suite (TestLiveHumanGate)
+		{"recorded canary at pause: {} after its step analysis passed", "canary_step_analysis_passed_indefinite_pause.yaml", nil, engine.Health{Status: engine.Healthy,
+			Message: "waiting for a person; analysis passed (steps[1] analysis); paused at steps[3], a pause without duration: CanaryPauseStep"}},
+		{"recorded blue-green after its pre-promotion analysis passed, autoPromotionEnabled false", "bluegreen_prepromotion_passed_autopromotion_disabled.yaml", nil,
+			engine.Health{Status: engine.Healthy, Message: "waiting for a person; analysis passed (pre-promotion analysis run checkout-d75d5bf65-2-pre); paused before promotion (autoPromotionEnabled: false): BlueGreenPause"}},
 		{"blue-green, pre-promotion passed, autoPromotionEnabled false", bg, nil, engine.Health{Status: engine.Healthy, Message: bgGate}},
 		{"blue-green with auto-promotion: the controller ends the pause", bg, func(ro map[string]any) {
 			sub(ro, "spec", "strategy", "blueGreen")["autoPromotionEnabled"] = true

@@ -99,6 +99,17 @@ func TestHumanGateDoc(t *testing.T) {
 			t.Errorf("%s: no scenario ran with --human-gate healthy", p)
 		}
 		b.WriteString("\nAt the gate with `--human-gate healthy`:\n\n" + strings.Join(messages, "\n") + "\n")
+		var flagged []string
+		for _, s := range rep.Scenarios {
+			for _, v := range s.Violations {
+				flagged = append(flagged, fmt.Sprintf("`%s`, %s: %s", s.Scenario, s.Install, v))
+				if s.Install != "ours --human-gate healthy" || !strings.HasPrefix(v, "the Promotion Succeeded while the release of revision ") {
+					t.Errorf("%s, %s: rule broken: %s", s.Scenario, s.Install, v)
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\nThe Kargo driver's rules (`test/rollouts/recorder/live_kargo.go`) flagged %d check(s), each the trade-off of the option "+
+			"(its Promotion succeeds before the release is fully promoted): %s.\n", len(flagged), strings.Join(flagged, "; "))
 	}
 	docblock.Check(t, hooksDoc, "test/verdict TestHumanGateDoc", []byte(b.String()+"\n"))
 }
