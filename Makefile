@@ -93,7 +93,7 @@ check-no-skips: skips-summary
 # `make test`, and TestDocBlocks on a block without an owner.
 docs:
 	$(GO) test -count=1 -run '^(TestKargoDoc|TestDocValueExample|TestPerformanceDoc|TestReliabilityDoc|TestPerformanceCLIDoc)$$' ./generator/ ./internal/plugin/verdict/ ./internal/bench/benchdoc/ ./internal/bench/reliabilitydoc/ ./cmd/analysis-health/ -update
-	cd test && $(GO) test -count=1 -run '^(TestModulesTable|TestSupportedVersions|TestDocRealControllerProof)$$' ./modules/ ./verdict/ -update
+	cd test && $(GO) test -count=1 -run '^(TestModulesTable|TestSupportedVersions|TestDocRealControllerProof|TestHumanGateDoc)$$' ./modules/ ./verdict/ -update
 	cd test/upstream && $(GO) test -count=1 -timeout 60m -run '^TestUpstreamDoc$$' . -update
 	cd test/argocd-v2.14 && $(GO) test -count=1 -timeout 60m -run '^(TestArgoCDBuiltinScripts|TestUpstreamCorpus|TestKargo|TestLiveDoc|TestNotificationsDoc)$$' . ./e2e/ ./notifications/ -update
 	cd test/argocd-v3.2 && $(GO) test -count=1 -run '^TestArgoCDv3BuiltinScripts$$' . -update
@@ -169,7 +169,7 @@ E2E_ANALYSIS_HEALTH ?= $(CURDIR)/bin/analysis-health
 E2E_ARGOCD ?= $(CURDIR)/bin/argocd-live
 E2E_ENV = E2E_APISERVER=$(E2E_APISERVER) E2E_PLUGIN=$(E2E_PLUGIN) E2E_ANALYSIS_HEALTH=$(E2E_ANALYSIS_HEALTH) E2E_ARGOCD=$(E2E_ARGOCD)
 # Every test of the Rollouts modules but the reliability and the live suite, which run on their own.
-E2E_RECORD = -skip '^(TestReliability|TestLive)$$'
+E2E_RECORD = -skip '^(TestReliability|TestLive|TestLiveHumanGate)$$'
 # v1.10's module is built with the live suite's tag, so that its recording and the live suite share one
 # test binary; rollouts_v1_10 selects the recorder's v1.10 controller wiring.
 E2E_TAGS_v1.10 = -tags 'rollouts_v1_10 e2e_live'
@@ -195,7 +195,7 @@ define e2e_reliability
 cd test/rollouts-v1.8 && $(E2E_ENV) $(GO) test -count=1 -timeout 30m -run '^TestReliability$$' .
 endef
 define e2e_live_run
-$(call rollouts_test,v1.10,-timeout 30m -run '^TestLive$$')
+$(call rollouts_test,v1.10,-timeout 30m -run '^(TestLive|TestLiveHumanGate)$$')
 endef
 
 e2e:

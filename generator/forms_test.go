@@ -44,14 +44,20 @@ func TestFormsEqualSourceOnFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, inconclusive := range []string{InconclusiveSuspended, InconclusiveDegraded} {
+	for _, o := range []Options{{Inconclusive: InconclusiveSuspended}, {Inconclusive: InconclusiveDegraded}, {HumanGate: HumanGateHealthy}} {
+		inconclusive := o.Inconclusive + o.HumanGate
 		for _, k := range lua.Kinds() {
-			src, err := sourceScript(k, resolved{src: lua.FS, inconclusive: inconclusive})
+			r, err := o.resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := sourceScript(k, r)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, version := range []string{"v2.14", "v3.6"} {
-				form, err := Script(k, Options{Inconclusive: inconclusive, ArgoCDVersion: version})
+				o.ArgoCDVersion = version
+				form, err := Script(k, o)
 				if err != nil {
 					t.Fatal(err)
 				}

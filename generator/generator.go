@@ -77,6 +77,18 @@ const (
 	InconclusiveDegraded = "Degraded"
 )
 
+// Values of Options.HumanGate: the health of a Rollout paused where only a person resumes it (a canary
+// `pause: {}`, a blue-green Rollout with autoPromotionEnabled: false) after every analysis so far passed.
+const (
+	// HumanGateSuspended is the default, as Argo CD's built-in script: the sync with a hook or waves and
+	// Kargo's Stage wait for the person.
+	HumanGateSuspended = "Suspended"
+	// HumanGateHealthy lets them complete while the person decides, with the message "waiting for a
+	// person; analysis passed (…)". Kargo then starts verification at the pause, so use it only with the
+	// plugin as the Stage's verification: it waits for full promotion (docs/hooks.md "The human gate").
+	HumanGateHealthy = "Healthy"
+)
+
 // DefaultNamespace is where Argo CD's install manifests put argocd-cm.
 const DefaultNamespace = "argocd"
 
@@ -86,6 +98,9 @@ const DefaultNamespace = "argocd"
 type Options struct {
 	// Inconclusive is InconclusiveSuspended (default when empty) or InconclusiveDegraded.
 	Inconclusive string
+	// HumanGate is HumanGateSuspended (default when empty) or HumanGateHealthy; only the Rollout script has
+	// the option.
+	HumanGate string
 	// Kinds to include; nil or empty means all of lua.Kinds(). Order and duplicates do not matter: output is
 	// always in lua.Kinds() order. A selected kind with bundled actions gets them too (unless Actions is off).
 	Kinds []lua.Kind
@@ -126,6 +141,7 @@ type resolved struct {
 	// src is the script tree, in package lua's layout: lua.FS except in the tests (generate).
 	src          fs.FS
 	inconclusive string
+	humanGate    string
 	kinds        []lua.Kind
 	namespace    string
 	argocdName   string
@@ -154,7 +170,7 @@ func (o Options) resolve() (resolved, error) { return o.resolveIn(lua.FS) }
 func (o Options) resolveIn(src fs.FS) (resolved, error) {
 	r := resolved{
 		src:          src,
-		inconclusive: o.Inconclusive, namespace: o.Namespace, argocdName: o.ArgoCDName, version: o.Version,
+		inconclusive: o.Inconclusive, humanGate: o.HumanGate, namespace: o.Namespace, argocdName: o.ArgoCDName, version: o.Version,
 		actions:     o.Actions == nil || *o.Actions,
 		blockBypass: o.BlockBypassOnFailedAnalysis == nil || *o.BlockBypassOnFailedAnalysis,
 		remove:      o.Remove,
@@ -174,6 +190,13 @@ func (o Options) resolveIn(src fs.FS) (resolved, error) {
 	case InconclusiveSuspended, InconclusiveDegraded:
 	default:
 		return resolved{}, fmt.Errorf("inconclusive status %q is not one of %s, %s", o.Inconclusive, InconclusiveSuspended, InconclusiveDegraded)
+	}
+	switch r.humanGate {
+	case "":
+		r.humanGate = HumanGateSuspended
+	case HumanGateSuspended, HumanGateHealthy:
+	default:
+		return resolved{}, fmt.Errorf("human gate status %q is not one of %s, %s", o.HumanGate, HumanGateSuspended, HumanGateHealthy)
 	}
 	if r.namespace == "" {
 		r.namespace = DefaultNamespace
@@ -412,11 +435,20 @@ func sourceScript(k lua.Kind, r resolved) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := lua.SetOptions(src, map[string]any{"inconclusiveStatus": r.inconclusive})
+	out, err := lua.SetOptions(src, r.healthOptions(k))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path.Join(k.Group, k.Kind, "health.lua"), err)
 	}
 	return out, nil
+}
+
+// healthOptions are the values kind k's options block must assign.
+func (r resolved) healthOptions(k lua.Kind) map[string]any {
+	o := map[string]any{"inconclusiveStatus": r.inconclusive}
+	if k.Kind == "Rollout" {
+		o["humanGate"] = r.humanGate
+	}
+	return o
 }
 
 // Actions renders one kind's action discovery script with the options applied, and its action
@@ -471,6 +503,10 @@ func (r resolved) command(f Format) string {
 	target := "--namespace " + r.namespace
 	if f == Operator || f == OperatorJSON6902 {
 		target = "--argocd-name " + r.argocdName + " " + target
+	}
+	if r.humanGate != HumanGateSuspended {
+		// Only when set, as --argocd-version.
+		version += " --human-gate " + strings.ToLower(r.humanGate)
 	}
 	if r.remove {
 		version += " --remove"

@@ -26,7 +26,7 @@ import (
 // scripts. An edit of a bundled script so changes one golden per format (and per form, forms_test.go).
 
 // stubTree is the script tree the format goldens render, in package lua's layout: per kind a few-line
-// health.lua with the options block (inconclusiveStatus), and for Rollout a discovery.lua with its options
+// health.lua with the options block (inconclusiveStatus; for Rollout humanGate too), and for Rollout a discovery.lua with its options
 // block (blockBypassOnFailedAnalysis), one action, a health suite and an action suite whose expectations the
 // options change; AnalysisRun has actions without options and no suites, Experiment no actions.
 var stubTree = os.DirFS(filepath.Join("testdata", "stub"))
@@ -41,6 +41,7 @@ var optionSets = []struct {
 	{"rollout-only", Options{Kinds: []lua.Kind{{Group: "argoproj.io", Kind: "Rollout"}}, Namespace: "gitops"}},
 	{"no-actions", Options{Actions: new(false)}},
 	{"no-block-bypass", Options{BlockBypassOnFailedAnalysis: new(false)}},
+	{"human-gate", Options{HumanGate: HumanGateHealthy}},
 }
 
 // Every format with every option set, rendered around the stub tree, compared with

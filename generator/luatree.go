@@ -65,7 +65,7 @@ func renderLuaTree(r resolved) ([]File, error) {
 		if err := checkInputPaths(dir, raw, files); err != nil {
 			return nil, fmt.Errorf("%s: %w", suitePath, err)
 		}
-		if r.inconclusive == InconclusiveSuspended {
+		if bundled, err := treeHealth(r.src, k); err == nil && bundled == s {
 			// The bundled expectations hold for the bundled script: copied byte for byte under the header.
 			files = append(files, File{Path: suitePath, Data: append([]byte(r.header(Lua, verifyHint)), raw...)})
 			continue
@@ -201,8 +201,9 @@ func checkInputPaths(dir string, raw []byte, files []File) error {
 //
 //   - the bundled script must still meet the bundled expectation, else the suite is broken and nothing
 //     trustworthy can be derived from it;
-//   - the optioned script may differ from it only by reporting the chosen inconclusive status (the one
-//     thing the option is documented to change); anything else is an error, not a new expectation.
+//   - the optioned script may differ from it only as its options are documented to change it: the chosen
+//     inconclusive status, or (--human-gate healthy) Suspended turned Healthy with the human gate's
+//     message; anything else is an error, not a new expectation.
 //
 // Changed cases carry a comment with the bundled expectation, so the difference is reviewable. The
 // conformance tests check the derived expectations against Argo CD's own evaluation.
@@ -241,17 +242,46 @@ func deriveSuite(k lua.Kind, r resolved, raw []byte, optioned string) ([]byte, e
 			"inputPath", str(tc.InputPath),
 		)
 		if got != def {
-			if got.Status != r.inconclusive {
-				return nil, fmt.Errorf("tests[%d] (%s): --inconclusive %s changed %s %q into %s %q; it may only change the status to %s",
-					i, tc.InputPath, strings.ToLower(r.inconclusive), def.Status, def.Message, got.Status, got.Message, r.inconclusive)
+			switch {
+			case r.humanGate == HumanGateHealthy && def.Status == engine.Suspended && got.Status == engine.Healthy &&
+				strings.HasPrefix(got.Message, lua.HumanGateMessage+" ("):
+				item.HeadComment = fmt.Sprintf("changed by --human-gate healthy; bundled expectation: %s %q", def.Status, def.Message)
+			case r.inconclusive != InconclusiveSuspended && got.Status == r.inconclusive:
+				item.HeadComment = fmt.Sprintf("changed by --inconclusive %s; bundled expectation: %s %q", strings.ToLower(r.inconclusive), def.Status, def.Message)
+			default:
+				return nil, fmt.Errorf("tests[%d] (%s): %s changed %s %q into %s %q; %s",
+					i, tc.InputPath, r.optionFlags(), def.Status, def.Message, got.Status, got.Message, r.allowedChanges())
 			}
-			item.HeadComment = fmt.Sprintf("changed by --inconclusive %s; bundled expectation: %s %q", strings.ToLower(r.inconclusive), def.Status, def.Message)
 		}
 		tests.Content = append(tests.Content, item)
 	}
 	return encode(r.header(Lua, verifyHint,
 		"Expectations re-evaluated for these options from the bundled suite; changed cases are marked.",
 	), mapping("tests", tests), nil)
+}
+
+// optionFlags are the health script options that differ from the defaults, as generate's flags.
+func (r resolved) optionFlags() string {
+	var flags []string
+	if r.inconclusive != InconclusiveSuspended {
+		flags = append(flags, "--inconclusive "+strings.ToLower(r.inconclusive))
+	}
+	if r.humanGate != HumanGateSuspended {
+		flags = append(flags, "--human-gate "+strings.ToLower(r.humanGate))
+	}
+	return strings.Join(flags, " ")
+}
+
+// allowedChanges says what optionFlags may change.
+func (r resolved) allowedChanges() string {
+	var may []string
+	if r.inconclusive != InconclusiveSuspended {
+		may = append(may, "the status to "+r.inconclusive)
+	}
+	if r.humanGate != HumanGateSuspended {
+		may = append(may, fmt.Sprintf("Suspended into Healthy %q", lua.HumanGateMessage+" (…"))
+	}
+	return "it may only change " + strings.Join(may, ", or ")
 }
 
 // deriveActionSuite rewrites an action_test.yaml for a discovery script the options changed, on the same

@@ -155,6 +155,9 @@ func UpstreamScript(k lua.Kind) (string, error) {
 		case "-- analysis-health:options":
 			// What the block holds, for a reader who never saw it as options: the default's values.
 			out.WriteString("-- The health an inconclusive analysis gives: the controller pauses the rollout for a human.\n")
+			if k.Kind == "Rollout" {
+				out.WriteString("-- humanGate: the health of a pause only a person ends (pause: {}, autoPromotionEnabled: false) after the analysis passed.\n")
+			}
 			continue
 		case "-- analysis-health:end-options":
 			continue

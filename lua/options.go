@@ -15,6 +15,10 @@ const (
 	optionsEnd   = "-- analysis-health:end-options"
 )
 
+// HumanGateMessage starts the message of a Rollout the humanGate = "Healthy" option makes Healthy (the
+// Rollout script's options block): paused where only a person resumes it, every analysis so far passed.
+const HumanGateMessage = "waiting for a person; analysis passed"
+
 // optionLine is `local <name> = "<value>"` or `local <name> = true|false`, optionally followed by a comment.
 // String values are plain words: the block is data, not code, so escapes, concatenation, numbers, nil and
 // expressions are rejected as malformed.

@@ -15,6 +15,7 @@ import (
 type generateFlags struct {
 	format       *enumValue
 	inconclusive *enumValue
+	humanGate    *enumValue
 	kinds        []string
 	namespace    string
 	argocdName   string
@@ -36,6 +37,7 @@ func newGenerateCommand(o *Options) *cobra.Command {
 	f := &generateFlags{
 		format:       newEnum("", formats...),
 		inconclusive: newEnum("suspended", "suspended", "degraded"),
+		humanGate:    newEnum("suspended", "suspended", "healthy"),
 	}
 	cmd := &cobra.Command{
 		Use:   "generate --format FORMAT [--out PATH]",
@@ -120,6 +122,7 @@ nothing behind. See docs/install.md.`,
 	}
 	cmd.Flags().Var(f.format, "format", "what to render (required): "+strings.Join(f.format.allowed, ", ")+" (Formats above)")
 	cmd.Flags().Var(f.inconclusive, "inconclusive", "health of an inconclusive analysis: suspended (a pause waiting for a human) or degraded (a failure; --format notifications notifies it)")
+	cmd.Flags().Var(f.humanGate, "human-gate", "health of a Rollout paused for a person (pause: {}, autoPromotionEnabled: false) after its analysis passed: suspended (the sync and Kargo's Stage wait) or healthy (they complete; verify with the plugin, docs/hooks.md)")
 	cmd.Flags().StringSliceVar(&f.kinds, "kinds", nil, "kinds to include, comma-separated (default all: "+kindList()+")")
 	cmd.Flags().StringVar(&f.namespace, "namespace", generator.DefaultNamespace, "namespace of argocd-cm (set in --format argocd-cm, and in the usage hints) and of the ArgoCD resource (operator formats); with --format kargo, the Rollout's namespace, given with --rollout (no default: without both, the Stage's vars name the Rollout)")
 	cmd.Flags().StringVar(&f.argocdName, "argocd-name", generator.DefaultArgoCDName, "name of the ArgoCD resource the operator formats patch (they refuse to apply to any other)")
@@ -155,6 +158,7 @@ var formatOnly = map[string][]generator.Format{
 	"actions":                         nonKargo(),
 	"block-bypass-on-failed-analysis": nonKargo(),
 	"argocd-version":                  nonKargo(),
+	"human-gate":                      nonKargo(),
 }
 
 func nonKargo() []generator.Format { return generator.Formats() }
@@ -206,6 +210,9 @@ func runGenerate(o *Options, f *generateFlags) error {
 	}
 	if f.inconclusive.String() == "degraded" {
 		opts.Inconclusive = generator.InconclusiveDegraded
+	}
+	if f.humanGate.String() == "healthy" {
+		opts.HumanGate = generator.HumanGateHealthy
 	}
 	if f.namespace == "" {
 		return usageError("--namespace must not be empty")

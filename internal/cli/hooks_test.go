@@ -86,7 +86,7 @@ func contains(list []string, s string) bool {
 
 func TestHooksCommand(t *testing.T) {
 	canary := readFile(t, canaryChart)
-	pauseWarning := "warning: Rollout checkout: spec.strategy.canary.steps[7].pause: pause {} waits until someone promotes the Rollout, so a PostSync barrier holds the Argo CD sync (and Kargo's argocd-update step) until then"
+	pauseWarning := "warning: Rollout checkout: spec.strategy.canary.steps[7].pause: pause {} waits until someone promotes the Rollout, so a PostSync barrier holds the Argo CD sync (and Kargo's argocd-update step and Stage) until then; generate --human-gate healthy lets them complete"
 	runCases(t, []cliCase{
 		// The CLI prints exactly what the hooks package's golden files hold.
 		{name: "post-renderer from stdin", args: []string{"hooks", "--post-renderer"}, stdin: canary,

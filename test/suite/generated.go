@@ -26,6 +26,7 @@ var OptionSets = []OptionSet{
 	{"default", generator.Options{}},
 	{"degraded", generator.Options{Inconclusive: generator.InconclusiveDegraded}},
 	{"no-block-bypass", generator.Options{BlockBypassOnFailedAnalysis: new(false)}},
+	{"human-gate", generator.Options{HumanGate: generator.HumanGateHealthy}},
 }
 
 // FormSets are the source as written and the form `generate --argocd-version version` emits, with and
@@ -36,6 +37,7 @@ func FormSets(version string) []OptionSet {
 		{version + " form", generator.Options{ArgoCDVersion: version}},
 		{version + " form degraded", generator.Options{ArgoCDVersion: version, Inconclusive: generator.InconclusiveDegraded}},
 		{version + " form no-block-bypass", generator.Options{ArgoCDVersion: version, BlockBypassOnFailedAnalysis: new(false)}},
+		{version + " form human-gate", generator.Options{ArgoCDVersion: version, HumanGate: generator.HumanGateHealthy}},
 	}
 }
 
@@ -104,7 +106,7 @@ func AssertLoaded(t testing.TB, r Release, s Settings, o generator.Options, exac
 			t.Errorf("%s: Argo CD's script is not byte-identical to the generated one", k.Key())
 		case got.UseOpenLibs:
 			t.Errorf("%s: useOpenLibs is on", k.Key())
-		case o.Inconclusive == "" && o.ArgoCDVersion == "":
+		case o.Inconclusive == "" && o.HumanGate == "" && o.ArgoCDVersion == "":
 			if embedded, _ := lua.Health(k.Group, k.Kind); got.HealthLua != embedded {
 				t.Errorf("%s: default options, but the script differs from the embedded file", k.Key())
 			}
@@ -152,7 +154,8 @@ func AssertLoaded(t testing.TB, r Release, s Settings, o generator.Options, exac
 // AssertGeneratedHealth evaluates every fixture through the controller's path (gitops-engine
 // GetResourceHealth over the loaded overrides) and through the engine with the generated script: equal
 // results. The options change Argo CD's health from that of the default script only where Degraded asks
-// for it, and then on a fixture of each kind, so the option is seen to reach Argo CD; some fixture is
+// for it, and then on a fixture of each kind (--human-gate healthy: a Suspended Rollout Healthy with the
+// gate's message, on some Rollout fixture), so the option is seen to reach Argo CD; some fixture is
 // Degraded, or the comparison proves nothing.
 func AssertGeneratedHealth(t testing.TB, r Release, s Settings, o generator.Options) {
 	t.Helper()
@@ -190,7 +193,10 @@ func AssertGeneratedHealth(t testing.TB, r Release, s Settings, o generator.Opti
 			t.Fatalf("%s: default script: %s, %v", fx.Path, Show(def), err)
 		}
 		if !SameRecorded(def, argo) {
-			if o.Inconclusive != generator.InconclusiveDegraded || argo.Status != engine.Degraded {
+			// --human-gate healthy turns only a Suspended Rollout Healthy, saying why.
+			gate := o.HumanGate == generator.HumanGateHealthy && k.Kind == "Rollout" && def.Status == engine.Suspended &&
+				argo.Status == engine.Healthy && strings.HasPrefix(argo.Message, lua.HumanGateMessage+" (")
+			if !gate && (o.Inconclusive != generator.InconclusiveDegraded || argo.Status != engine.Degraded) {
 				t.Errorf("%s: options %+v changed Argo CD's health from %s to %s", fx.Path, o, Show(def), Show(argo))
 			}
 			changed[k.Key()]++
@@ -202,6 +208,9 @@ func AssertGeneratedHealth(t testing.TB, r Release, s Settings, o generator.Opti
 		}
 		if o.Inconclusive == generator.InconclusiveDegraded && changed[k.Key()] == 0 {
 			t.Errorf("%s: --inconclusive degraded changed no fixture's health in Argo CD", k.Key())
+		}
+		if o.HumanGate == generator.HumanGateHealthy && (changed[k.Key()] == 0) != (k.Kind != "Rollout") {
+			t.Errorf("%s: --human-gate healthy changed the health of %d fixtures in Argo CD (it must change some Rollouts', and nothing else)", k.Key(), changed[k.Key()])
 		}
 	}
 	if degraded == 0 {

@@ -68,7 +68,12 @@ func metricsTime(path string, metrics []metric) analysisTime {
 	return t
 }
 
-type pause struct{ path, what string }
+// pause is one place the rollout waits for a person; gate: a pause the human-gate option applies to (a
+// canary pause without duration, a blue-green pause without auto-promotion) with an analysis before it.
+type pause struct {
+	path, what string
+	gate       bool
+}
 
 // estimator adds up a rollout's time line.
 type estimator struct {
@@ -83,8 +88,11 @@ func (e *estimator) add(path, what string, d time.Duration) {
 	e.parts = append(e.parts, Part{Path: path, What: what, Duration: fmtDuration(d)})
 }
 
-func (e *estimator) indefinite(path, what string) {
-	e.pauses = append(e.pauses, pause{path: path, what: what})
+func (e *estimator) indefinite(path, what string) { e.wait(pause{path: path, what: what}) }
+
+func (e *estimator) wait(p pause) {
+	e.pauses = append(e.pauses, p)
+	path, what := p.path, p.what
 	e.parts = append(e.parts, Part{Path: path, What: what, Duration: "indefinite"})
 }
 

@@ -501,18 +501,21 @@ func (in *inspector) rollout(e *rolloutEntry) (Rollout, error) {
 		est.indefinite("spec.paused", "the Rollout is paused until someone resumes it")
 	}
 	if c := spec.Strategy.Canary; c != nil {
+		analysed := c.Analysis != nil
 		for i, step := range c.Steps {
 			p := fmt.Sprintf("%s.steps[%d]", canaryPath, i)
 			switch {
 			case step.Pause != nil:
 				if step.Pause.Duration == nil {
-					est.indefinite(p+".pause", "pause {} waits until someone promotes the Rollout")
+					est.wait(pause{path: p + ".pause", what: "pause {} waits until someone promotes the Rollout", gate: analysed})
 				} else if d, ok := pauseSeconds(step.Pause.Duration); ok {
 					est.add(p+".pause", "pause", d)
 				}
 			case step.Analysis != nil:
+				analysed = true
 				est.analysis(p+".analysis", "step analysis", durations[p+".analysis"])
 			case step.Experiment != nil:
+				analysed = analysed || len(step.Experiment.Analyses) > 0
 				in.experiment(o, est, p, step.Experiment, durations)
 			}
 		}
@@ -523,7 +526,8 @@ func (in *inspector) rollout(e *rolloutEntry) (Rollout, error) {
 		}
 		switch {
 		case bg.AutoPromotionEnabled != nil && !*bg.AutoPromotionEnabled:
-			est.indefinite(bgPath+".autoPromotionEnabled", "autoPromotionEnabled: false waits until someone promotes the Rollout")
+			est.wait(pause{path: bgPath + ".autoPromotionEnabled", what: "autoPromotionEnabled: false waits until someone promotes the Rollout",
+				gate: bg.PrePromotionAnalysis != nil})
 		case bg.AutoPromotionSeconds > 0:
 			est.add(bgPath+".autoPromotionSeconds", "pause before promotion", time.Duration(bg.AutoPromotionSeconds)*time.Second)
 		}
@@ -535,7 +539,14 @@ func (in *inspector) rollout(e *rolloutEntry) (Rollout, error) {
 	r.Kargo = in.kargoTiming(o, spec, est, durations)
 	for _, p := range est.pauses {
 		r.IndefinitePauses = append(r.IndefinitePauses, p.path)
-		in.problem(Warning, o, "%s: %s, so a PostSync barrier holds the Argo CD sync (and Kargo's argocd-update step) until then", p.path, p.what)
+		if !p.gate {
+			in.problem(Warning, o, "%s: %s, so a PostSync barrier holds the Argo CD sync (and Kargo's argocd-update step) until then", p.path, p.what)
+			continue
+		}
+		in.problem(Warning, o, "%s: %s, so a PostSync barrier holds the Argo CD sync (and Kargo's argocd-update step and Stage) until then; "+
+			"generate --human-gate healthy lets them complete once the analysis before it passed, if the Stage verifies with the plugin "+
+			"(generate --format kargo: Running until full promotion; without it Kargo verifies the Freight at the pause): docs/hooks.md#the-human-gate",
+			p.path, p.what)
 	}
 	if !r.Estimate.Indefinite && est.total > in.opts.KargoTimeout {
 		in.problem(Warning, o, "estimated minimum %s from sync to full promotion exceeds Kargo's argocd-update timeout %s: set the step's retry.timeout to at least %s",

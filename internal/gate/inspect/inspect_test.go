@@ -75,7 +75,8 @@ func TestChartFacts(t *testing.T) {
 	if bg := ro.Analyses[2]; strings.Join(bg.DryRunMetrics, ",") != "error-budget-burn" || *bg.StartingStep != 2 {
 		t.Errorf("background: %+v", bg)
 	}
-	if len(r.Problems) != 1 || r.Problems[0].Severity != Warning || !strings.Contains(r.Problems[0].Message, "pause {} waits until someone promotes") {
+	if len(r.Problems) != 1 || r.Problems[0].Severity != Warning || !strings.Contains(r.Problems[0].Message, "pause {} waits until someone promotes") ||
+		!strings.Contains(r.Problems[0].Message, "generate --human-gate healthy lets them complete once the analysis before it passed") {
 		t.Errorf("problems %+v", r.Problems)
 	}
 

@@ -353,6 +353,13 @@ func Judge(objs Objects, opts Options) (Verdict, error) {
 		}
 		return passed("was fully promoted", "and every analysis of it passed", "; it has since been replaced by "+current)
 	}
+	if health.Status == engine.Suspended {
+		if gate, err := humanGateMessage(opts.Engine, ro); err != nil {
+			return Verdict{}, fmt.Errorf("Rollout %s: health script: %w", sum.Rollout, err)
+		} else if gate != "" {
+			return finish(Running, fmt.Sprintf("Rollout %s: %s; revision %s is not fully promoted yet (stable revision %s)", sum.Rollout, gate, hash, stable))
+		}
+	}
 	if health.Status != engine.Healthy {
 		return finish(Running, "Rollout "+sum.Rollout+" is "+health.Status+": "+health.Message)
 	}

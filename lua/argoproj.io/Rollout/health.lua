@@ -9,6 +9,7 @@
 
 -- analysis-health:options
 local inconclusiveStatus = "Suspended"
+local humanGate = "Suspended"
 -- analysis-health:end-options
 
 -- Generation gates, as Argo CD's built-in script: until the controller has observed the current spec,
@@ -187,7 +188,67 @@ end
 
     -- Argo Rollouts v1.0+ records phase and message; surface them as Argo CD's built-in script does.
     if phase == "Paused" then
-      return { status = "Suspended", message = message }
+      -- Option humanGate=Healthy (generate --human-gate healthy): a pause only a person ends, after every
+      -- analysis so far passed, lets the sync and Kargo's Stage complete while the person decides. The
+      -- plugin, which Kargo verifies with, judges with the default and waits for full promotion.
+      local gate = humanGate == "Healthy" and quiet and not held and sp.paused ~= true and loadstring([[
+local st, sp, message = ...
+local function str(v)
+  local t = type(v)
+  return (t == "string" or t == "number" or t == "boolean") and tostring(v) or ""
+end
+local function tbl(v)
+  return type(v) == "table" and v or {}
+end
+local strategy, c, b, passed = tbl(sp.strategy), tbl(st.canary), tbl(st.blueGreen), {}
+-- Only the pause the strategy itself makes indefinite: any other pause condition (an inconclusive
+-- analysis, a second reason) is not a person's gate after a passed analysis.
+local reason, n = "", 0
+for _, p in ipairs(tbl(st.pauseConditions)) do
+  reason, n = str(tbl(p).reason), n + 1
+end
+if n ~= 1 then
+  return
+end
+local where
+if type(strategy.canary) == "table" and reason == "CanaryPauseStep" then
+  -- The controller ends a canary pause on its own only when it has a duration (pause.go
+  -- CompletedCanaryPauseStep). The Rollout's status keeps no step run once its step is done, so a passed
+  -- step analysis shows as a step before the current one: the controller moves past it when its run passed
+  -- (or when a person skipped it, which only the runs tell: the plugin reads them).
+  local steps, i = tbl(strategy.canary.steps), tonumber(st.currentStepIndex)
+  local step = i and tbl(steps[i + 1])
+  if not step or type(step.pause) ~= "table" or step.pause.duration ~= nil then
+    return
+  end
+  for j = 1, i do
+    local s = tbl(steps[j])
+    if type(s.analysis) == "table" then
+      table.insert(passed, "steps[" .. (j - 1) .. "] analysis")
+    elseif type(s.experiment) == "table" and type(s.experiment.analyses) == "table" and #s.experiment.analyses > 0 then
+      table.insert(passed, "steps[" .. (j - 1) .. "] experiment analysis")
+    end
+  end
+  local bg = tbl(c.currentBackgroundAnalysisRunStatus)
+  if bg.status == "Successful" then
+    table.insert(passed, "background analysis run " .. str(bg.name))
+  end
+  where = "paused at steps[" .. i .. "], a pause without duration"
+elseif type(strategy.blueGreen) == "table" and reason == "BlueGreenPause" and strategy.blueGreen.autoPromotionEnabled == false then
+  -- Without auto-promotion the controller never ends this pause (pause.go CompletedBlueGreenPause), and it
+  -- pauses only once the pre-promotion analysis completed (bluegreen.go reconcileBlueGreenPause).
+  local pre = tbl(b.prePromotionAnalysisRunStatus)
+  if pre.status == "Successful" then
+    table.insert(passed, "pre-promotion analysis run " .. str(pre.name))
+  end
+  where = "paused before promotion (autoPromotionEnabled: false)"
+end
+-- No analysis behind the pause: nothing passed, so it stays Suspended.
+if where and #passed > 0 then
+  return { status = "Healthy", message = "waiting for a person; analysis passed (" .. table.concat(passed, ", ") .. "); " .. where .. ": " .. message }
+end
+]])(st, sp, message)
+      return gate or { status = "Suspended", message = message }
     end
     if phase == "Healthy" or phase == "Progressing" or phase == "Degraded" then
       return { status = phase, message = message }
