@@ -286,8 +286,9 @@ func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin, direct
 	}
 	var objs verdict.Objects
 	cached := false
-	if !direct {
-		if view, ok := p.cache.View(cluster, where, watchClient, cfg.Namespace); ok {
+	// a direct measurement starts the watches too, so that the next one can be served from them
+	if p.cache != nil {
+		if view, ok := p.cache.View(cluster, where, watchClient, cfg.Namespace); ok && !direct {
 			objs, cached = readCached(view, cfg, pin)
 		}
 	}

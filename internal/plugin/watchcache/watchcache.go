@@ -13,11 +13,14 @@ package watchcache
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -241,8 +244,27 @@ func (c *Cache) fail(s *space, verb, what string, err error) {
 	s.retryAt = time.Now().Add(c.opts.Retry)
 	close(s.stop)
 	c.mu.Unlock()
-	c.opts.Logf("%s %s in namespace %s of %s failed: %v; reading directly, watching again in %s",
-		verb, what, s.key.namespace, s.where, err, c.opts.Retry)
+	c.opts.Logf("%s %s in namespace %s of %s failed: %s; reading directly, watching again in %s",
+		verb, what, s.key.namespace, s.where, describe(verb, what, err), c.opts.Retry)
+}
+
+// describe is an error of a list or watch. A watch refused by RBAC comes back without the API server's
+// message (the dynamic client does not decode a watch's error body: "unknown"), so the status names it.
+func describe(verb, what string, err error) string {
+	msg := err.Error()
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		if m := st.Status().Message; m != "" {
+			msg = m
+		}
+	}
+	switch {
+	case apierrors.IsForbidden(err) && !strings.Contains(msg, "cannot "):
+		return fmt.Sprintf("forbidden (RBAC: cannot %s resource %q): %s", verb, what, msg)
+	case apierrors.IsUnauthorized(err):
+		return "the credentials were rejected"
+	}
+	return msg
 }
 
 // sweep stops the informers of namespaces no measurement asked for in Idle.

@@ -35,6 +35,8 @@ func RunReliability(t *testing.T, update bool) {
 		{"APISlow", faultAPISlow},
 		{"PluginKilled", faultPluginKilled},
 		{"ControllerRestarted", faultControllerRestarted},
+		// before the restart of the API server, after which the controller's own watches back off
+		{"WatchRefused", faultWatchRefused},
 		{"APIServerRestarted", faultAPIServerRestarted},
 	} {
 		t.Run(f.name, func(t *testing.T) {
@@ -44,7 +46,7 @@ func RunReliability(t *testing.T, update bool) {
 		})
 	}
 	for _, n := range loadSizes(t) {
-		t.Run(fmt.Sprintf("Load%d", n), func(t *testing.T) { rep.Loads = append(rep.Loads, load(t, r, tl, n)) })
+		t.Run(fmt.Sprintf("Load%d", n), func(t *testing.T) { rep.Loads = append(rep.Loads, load(t, r, tl, n)...) })
 	}
 	if t.Failed() || !update {
 		return
@@ -173,8 +175,27 @@ type started struct {
 // a verification run there, waiting for its first measurement: Running, with the released revision pinned.
 func startVerification(t *testing.T, r *rig, ns string, tl *Timeline, mid int, config map[string]any) started {
 	t.Helper()
-	if _, err := r.newNamespace(ns); err != nil {
+	return startVerificationWithout(t, r, ns, tl, mid, config)
+}
+
+// startVerificationWithout is startVerification with the generated Role of ns stripped of the grants
+// without ("verb resource") before the first measurement.
+func startVerificationWithout(t *testing.T, r *rig, ns string, tl *Timeline, mid int, config map[string]any, without ...string) started {
+	t.Helper()
+	role, err := r.newNamespace(ns)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(without) > 0 {
+		if err := r.setRole(ns, role, without...); err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range without {
+			verb, resource, _ := strings.Cut(g, " ")
+			if err := r.waitAccess(ns, verb, resource, false); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if err := r.applyFrame(ns, Name, tl.Frames[mid]); err != nil {
 		t.Fatal(err)

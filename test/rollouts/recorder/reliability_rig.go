@@ -23,6 +23,7 @@ import (
 	"github.com/argoproj/argo-rollouts/utils/record"
 	timeutil "github.com/argoproj/argo-rollouts/utils/time"
 	"github.com/argoproj/argo-rollouts/utils/tolerantinformer"
+	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -82,6 +83,8 @@ type rig struct {
 	mu                        sync.Mutex
 	runTemplate               map[string]*v1alpha1.AnalysisRun // by namespace
 	logs                      *logTap
+	pluginLog                 *lineLog       // the plugin's own lines, from its stderr as the controller logs it
+	metrics                   *MetricsServer // what the web verifications query
 }
 
 // newRig starts the cluster and the controller; Close stops both.
@@ -95,11 +98,20 @@ func newRig(t *testing.T) *rig {
 	}
 	quietLogs()
 	r.logs = tapLogs()
+	// the controller's go-plugin client logs the plugin's stderr through an hclog logger of
+	// hclog.DefaultOutput (github.com/hashicorp/go-plugin client.go NewClient; the controller sets none)
+	r.pluginLog = &lineLog{}
+	hclog.DefaultOutput = r.pluginLog
+	var err error
+	if r.metrics, err = NewMetricsServer(); err != nil {
+		t.Fatal(err)
+	}
+	r.metrics.Script(webMetric, OK(0.99))
+	t.Cleanup(r.metrics.Close)
 	timeutil.SetNowTimeFunc(time.Now)
 	// DownloadPlugins writes plugin-bin/ below the working directory.
 	t.Chdir(t.TempDir())
 	r.bins = preparePlugin(t)
-	var err error
 	if r.cluster, err = StartClusterWith(r.opts); err != nil {
 		t.Fatal(err)
 	}
