@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -51,11 +52,12 @@ func RunReliability(t *testing.T, update bool) {
 	if t.Failed() || !update {
 		return
 	}
+	path := filepath.Join(testdataDir(), "reliability", RolloutsVersion()+".json")
+	mergeReport(t, rep, path)
 	raw, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(testdataDir(), "reliability", RolloutsVersion()+".json")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -252,3 +254,33 @@ func relMid(t *testing.T, tl *Timeline) int {
 }
 
 var fastPoll = map[string]any{"pollInterval": "2s"}
+
+// mergeReport keeps, from the committed report at path, what this run did not measure: with -run
+// '^TestReliability$/^Load' (a large load, run apart: 10,000 Rollouts take long to set up) the cases and
+// the other loads stay; a load measured again replaces its rows.
+func mergeReport(t *testing.T, rep *relReport, path string) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	var old relReport
+	if err := json.Unmarshal(raw, &old); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if rep.LeastPrivilege.Scenario == "" {
+		rep.Machine, rep.LeastPrivilege, rep.KubeconfigSecret, rep.Oversized, rep.Faults =
+			old.Machine, old.LeastPrivilege, old.KubeconfigSecret, old.Oversized, old.Faults
+	}
+	measured := map[int]bool{}
+	for _, l := range rep.Loads {
+		measured[l.Rollouts] = true
+	}
+	var loads []loadResult
+	for _, l := range old.Loads {
+		if !measured[l.Rollouts] {
+			loads = append(loads, l)
+		}
+	}
+	rep.Loads = append(loads, rep.Loads...)
+	sort.SliceStable(rep.Loads, func(i, j int) bool { return rep.Loads[i].Rollouts < rep.Loads[j].Rollouts })
+}

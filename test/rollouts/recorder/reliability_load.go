@@ -349,8 +349,13 @@ func loadRow(t *testing.T, r *rig, n int, provider, image string, targets []load
 	if res.Measurements > 0 && provider == providerWeb {
 		res.MetricsRequests = round2(float64(web1-web0) / float64(res.Measurements))
 	}
-	if queued > 0 && res.StoppedBy == "" && res.LateByPoll > 0 {
-		res.StoppedBy = fmt.Sprintf("the controller's work queue held %d runs at the window's end", queued)
+	if res.StoppedBy == "" && res.LateByPoll > 0 {
+		// every measurement is one status write of the controller (analysis/sync.go
+		// persistAnalysisRunStatus), through its client's rate limiter
+		due := float64(n) / loadPollInterval.Seconds()
+		rate := float64(res.Measurements) / to.Sub(from).Seconds()
+		res.StoppedBy = fmt.Sprintf("the controller's work queue held %d runs at the window's end; it wrote %.1f measurements a second of the %.0f due, each one status write through its client's rate limit of %d requests a second (--qps %d, --burst %d)",
+			queued, rate, due, controllerQPS, controllerQPS, controllerBurst)
 	}
 	time.Sleep(time.Second) // the audit log is written as requests complete
 	events, err := r.audit(saUser(relSystemNS, relPluginSA), from, to)

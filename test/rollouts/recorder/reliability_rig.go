@@ -59,6 +59,8 @@ const (
 	relExperiment   = "canary-experiment-successful"
 	// analysisThreads is the controller's default (controller.DefaultAnalysisThreads).
 	analysisThreads = 30
+	// the controller main's client rate limit (cmd/rollouts-controller --qps, --burst defaults)
+	controllerQPS, controllerBurst = 40, 80
 )
 
 var (
@@ -308,7 +310,7 @@ func (r *rig) startController() error {
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = 40, 80 // the controller main's defaults (--qps, --burst)
+	cfg.QPS, cfg.Burst = controllerQPS, controllerBurst
 	ar := &analysisRig{done: make(chan struct{}), writes: &writeLog{last: map[string]string{}}}
 	ar.queue = &timedQueue{RateLimitingInterface: workqueue.NewNamedRateLimitingQueue(queue.DefaultArgoRolloutsRateLimiter(), "AnalysisRuns"),
 		started: map[string]time.Time{}}
