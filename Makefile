@@ -244,14 +244,17 @@ stream/v1.10:
 # test/rollouts-v1.8 in the real analysis controller with loads of RELIABILITY_LOAD Rollouts writes
 # test/testdata/reliability/<version>.json (-update), each fuzz target runs RELIABILITY_FUZZTIME into
 # internal/bench/reliabilitydoc/testdata/fuzz.txt, and the page is rendered from both (TestReliabilityDoc
-# holds it to them). make e2e runs TestReliability with the 200 load only, and writes nothing.
+# holds it to them). Each load is measured twice on the same Rollouts: our plugin, then Argo Rollouts'
+# built-in web provider against the test's metrics server (E2E_RELIABILITY_PROVIDERS). make e2e runs
+# TestReliability with the 200 load of the plugin only, and writes nothing.
 RELIABILITY_LOAD ?= 200,2000
+RELIABILITY_TIMEOUT ?= 90m
 RELIABILITY_FUZZTIME ?= 2m
 RELIABILITY_FUZZ = internal/plugin/rolloutplugin:FuzzParseConfig internal/plugin/rolloutplugin:FuzzMetric internal/plugin/verdict:FuzzMutatedObjects
 RELIABILITY_FUZZ_OUT = internal/bench/reliabilitydoc/testdata/fuzz.txt
 reliability:
 	$(e2e_bins)
-	cd test/rollouts-v1.8 && $(E2E_ENV) E2E_RELIABILITY_LOAD=$(RELIABILITY_LOAD) $(GO) test -count=1 -timeout 90m -run '^TestReliability$$' -v . -update
+	cd test/rollouts-v1.8 && $(E2E_ENV) E2E_RELIABILITY_LOAD=$(RELIABILITY_LOAD) E2E_RELIABILITY_PROVIDERS=plugin,web $(GO) test -count=1 -timeout $(RELIABILITY_TIMEOUT) -run '^TestReliability$$' -v . -update
 	: > $(RELIABILITY_FUZZ_OUT).new
 	for t in $(RELIABILITY_FUZZ); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "=== fuzz ./$$pkg $$fn $(RELIABILITY_FUZZTIME)" >> $(RELIABILITY_FUZZ_OUT).new; \

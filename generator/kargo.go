@@ -497,13 +497,14 @@ func kargoRBAC(o KargoOptions) ([]byte, error) {
 		"apiVersion": "rbac.authorization.k8s.io/v1",
 		"kind":       "Role",
 		"metadata":   md(KargoReaderRole),
-		// exactly the reads the plugin makes (rolloutplugin read): it gets the Rollout, lists its
-		// revision's runs and experiments by label, and gets the runs an experiment names; it never
-		// watches. test/rollouts/recorder TestReliability/LeastPrivilege removes each grant in turn.
+		// exactly the requests the plugin makes: its direct reads (rolloutplugin read) get the Rollout,
+		// list its revision's runs and experiments by label and get the runs an experiment names; its
+		// watches (package watchcache) list and watch the three resources of the namespace.
+		// test/rollouts/recorder TestReliability/LeastPrivilege removes each grant in turn.
 		"rules": []any{
-			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"rollouts"}, "verbs": []any{"get"}},
-			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"analysisruns"}, "verbs": []any{"get", "list"}},
-			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"experiments"}, "verbs": []any{"list"}},
+			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"rollouts"}, "verbs": []any{"get", "list", "watch"}},
+			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"analysisruns"}, "verbs": []any{"get", "list", "watch"}},
+			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"experiments"}, "verbs": []any{"list", "watch"}},
 		},
 	}
 	where := "Apply in the Rollout's namespace" + inNamespace(o.Namespace) + " on the cluster the Rollout runs in."
@@ -533,8 +534,9 @@ func kargoRBAC(o KargoOptions) ([]byte, error) {
 		"subjects":   []any{subject},
 	}
 	return docs(o.header(
-		"Least privilege for the analysis-health/rollout-analysis plugin: get on rollouts, get and list on analysisruns,",
-		"list on experiments, nothing else; it never creates, changes or watches an object.",
+		"Least privilege for the analysis-health/rollout-analysis plugin: get, list and watch on rollouts and analysisruns,",
+		"list and watch on experiments, nothing else; it never creates or changes an object. Without list or watch it",
+		"reads every measurement directly and logs why.",
 		where,
 	), append(append(extra, role), binding)...)
 }

@@ -18,6 +18,7 @@ import (
 	goPlugin "github.com/hashicorp/go-plugin"
 
 	"github.com/analysis-health/analysis-health/internal/plugin/rolloutplugin"
+	"github.com/analysis-health/analysis-health/internal/plugin/watchcache"
 	"github.com/analysis-health/analysis-health/internal/version"
 )
 
@@ -44,7 +45,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "%s is an Argo Rollouts metric-provider plugin (%s): the Rollouts controller starts it, configured in argo-rollouts-config metricProviderPlugins; see docs/kargo.md\n", os.Args[0], rolloutplugin.Name)
 		os.Exit(1)
 	}
-	impl := rolloutplugin.New(rolloutplugin.Options{Kubeconfig: *kubeconfig, Log: os.Stderr})
+	impl := rolloutplugin.New(rolloutplugin.Options{Kubeconfig: *kubeconfig, Log: os.Stderr, Watch: &watchcache.Options{}})
 	goPlugin.Serve(&goPlugin.ServeConfig{
 		HandshakeConfig: rolloutplugin.Handshake,
 		Plugins:         map[string]goPlugin.Plugin{rolloutplugin.PluginMapKey: &rpc.RpcMetricProviderPlugin{Impl: impl}},

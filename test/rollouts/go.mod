@@ -103,7 +103,6 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway v1.16.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.16.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
-	github.com/hashicorp/go-hclog v1.6.3 // indirect
 	github.com/hashicorp/go-retryablehttp v0.7.7 // indirect
 	github.com/hashicorp/yamux v0.1.1 // indirect
 	github.com/huandu/xstrings v1.3.3 // indirect
@@ -254,6 +253,7 @@ replace (
 require (
 	github.com/analysis-health/analysis-health v0.0.0
 	github.com/analysis-health/analysis-health/test v0.0.0
+	github.com/hashicorp/go-hclog v1.6.3
 )
 
 // The project's own modules, from this checkout.

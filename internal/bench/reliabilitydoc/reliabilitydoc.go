@@ -55,8 +55,9 @@ type Privilege struct {
 	Used     []string `json:"used"`
 	Full     Step     `json:"full"`
 	Removed  []struct {
-		Grant string `json:"grant"`
-		Step  Step   `json:"measurement"`
+		Grant  string `json:"grant"`
+		Step   Step   `json:"measurement"`
+		Logged string `json:"logged,omitempty"`
 	} `json:"removed"`
 }
 
@@ -81,24 +82,34 @@ type Quantiles struct {
 }
 
 type Load struct {
-	Rollouts       int                `json:"rollouts"`
-	Namespaces     int                `json:"namespaces"`
-	SetupSeconds   int                `json:"setupSeconds"`
-	WindowSeconds  int                `json:"windowSeconds"`
-	Measurements   int                `json:"measurements"`
-	Errors         int                `json:"errors"`
-	FewestPerRun   int                `json:"fewestPerRun"`
-	ExpectedRun    int                `json:"expectedPerRun"`
-	LatencyMS      Quantiles          `json:"latencyMs"`
-	LateMS         Quantiles          `json:"lateMs"`
-	OverTimeout    int                `json:"overApiTimeout"`
-	LateByPoll     int                `json:"lateByMoreThanPollInterval"`
-	Requests       map[string]float64 `json:"requestsPerMeasurement"`
-	UnselectedList int                `json:"listsWithoutSelector"`
-	PluginPeakRSS  int64              `json:"pluginPeakRssBytes"`
-	PluginRSS      int64              `json:"pluginRssBytes"`
-	PluginCPU      float64            `json:"pluginCpuCores"`
+	Provider        string             `json:"provider"`
+	Rollouts        int                `json:"rollouts"`
+	Namespaces      int                `json:"namespaces"`
+	SetupSeconds    int                `json:"setupSeconds"`
+	WindowSeconds   int                `json:"windowSeconds"`
+	Measurements    int                `json:"measurements"`
+	Errors          int                `json:"errors"`
+	FewestPerRun    int                `json:"fewestPerRun"`
+	ExpectedRun     int                `json:"expectedPerRun"`
+	LatencyMS       Quantiles          `json:"latencyMs"`
+	LateMS          Quantiles          `json:"lateMs"`
+	OverTimeout     int                `json:"overApiTimeout"`
+	LateByPoll      int                `json:"lateByMoreThanPollInterval"`
+	Requests        map[string]float64 `json:"requestsPerMeasurement"`
+	RequestsTotal   float64            `json:"apiRequestsPerMeasurement"`
+	UnselectedList  int                `json:"listsWithoutSelector"`
+	MetricsRequests float64            `json:"metricsRequestsPerMeasurement,omitempty"`
+	PluginPeakRSS   int64              `json:"pluginPeakRssBytes,omitempty"`
+	PluginRSS       int64              `json:"pluginRssBytes,omitempty"`
+	PluginCPU       float64            `json:"pluginCpuCores,omitempty"`
+	ControllerRSS   int64              `json:"controllerRssBytes"`
+	ControllerCPU   float64            `json:"controllerCpuCores"`
+	LoadAvg         string             `json:"loadAvg"`
+	StoppedBy       string             `json:"stoppedBy,omitempty"`
 }
+
+// PerSecond is the measurements a second of the window.
+func (l Load) PerSecond() float64 { return float64(l.Measurements) / float64(max(l.WindowSeconds, 1)) }
 
 // ReadReport decodes a run's report strictly.
 func ReadReport(path string) (Report, error) {

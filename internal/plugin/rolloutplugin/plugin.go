@@ -3,7 +3,7 @@
 // revision, and returns their verdict (package verdict, which runs our bundled Lua), so that a Kargo
 // Stage's verification shows the Rollout's own analysis instead of running it a second time.
 //
-// It is read-only: it only gets and lists. The Rollouts analysis controller calls plugins without any
+// It is read-only: it only gets, lists and watches. The Rollouts analysis controller calls plugins without any
 // deadline (metricproviders/plugin/rpc net/rpc Client.Call), so every API call here has a timeout, and
 // nothing a later call could recover from makes InitPlugin fail: the controller never calls it again
 // (metricproviders/plugin/client/client.go startPluginSystem). Paths are relative to
@@ -12,6 +12,7 @@ package rolloutplugin
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -28,11 +29,14 @@ import (
 	goPlugin "github.com/hashicorp/go-plugin"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
+	"github.com/analysis-health/analysis-health/internal/plugin/watchcache"
 )
 
 // Handshake is the Rollouts controller's handshake for metric-provider plugins
@@ -70,14 +74,22 @@ type Options struct {
 	Now func() time.Time
 	// Log receives one line per problem (the controller re-logs plugin stderr); nil discards.
 	Log io.Writer
+	// Watch, if set, answers a measurement whose verdict is Running from watches of the namespace
+	// (package watchcache) instead of reading it; nil reads every time. The command sets it.
+	Watch *watchcache.Options
+	// LocalWatch, if set, replaces the client the watches of the controller's own cluster use (tests);
+	// with Local and without it, the watches use Local's client.
+	LocalWatch func() (dynamic.Interface, error)
 }
 
 // Plugin implements the Rollouts MetricProviderPlugin interface (metricproviders/plugin/rpc/rpc.go).
 type Plugin struct {
 	opts Options
 
-	mu    sync.Mutex
-	local dynamic.Interface
+	mu         sync.Mutex
+	local      dynamic.Interface
+	localWatch func() (dynamic.Interface, error)
+	cache      *watchcache.Cache
 }
 
 // New returns the plugin.
@@ -88,7 +100,15 @@ func New(opts Options) *Plugin {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	return &Plugin{opts: opts}
+	p := &Plugin{opts: opts}
+	if opts.Watch != nil {
+		wo := *opts.Watch
+		if wo.Logf == nil {
+			wo.Logf = p.logf
+		}
+		p.cache = watchcache.New(wo)
+	}
+	return p
 }
 
 // InitPlugin succeeds: the cluster client is built on first use, so a controller that starts before the
@@ -181,7 +201,10 @@ func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1
 		p.logf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, redact(err.Error(), secrets))
 		return p.finish(m, v1alpha1.AnalysisPhaseError, redact(err.Error(), secrets))
 	}
-	v, more, err := p.judge(cfg, run.Namespace, verdict.PinFromMetadata(m.Metadata))
+	pin := verdict.PinFromMetadata(m.Metadata)
+	// The first measurement reads directly: the revision it pins must be the one the Rollout delivers
+	// now, not the one a watch last delivered.
+	v, more, err := p.judge(cfg, run.Namespace, pin, p.cache == nil || pin == nil)
 	secrets = append(secrets, more...)
 	if err != nil {
 		msg := redact(err.Error(), secrets)
@@ -235,8 +258,10 @@ func (p *Plugin) logf(format string, a ...any) {
 	fmt.Fprintf(p.opts.Log, "analysis-health/rollout-analysis: "+format+"\n", a...)
 }
 
-// judge reads the objects and decides. It returns the strings found in Secrets, for redaction.
-func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin) (verdict.Verdict, []string, error) {
+// judge reads the objects and decides; unless direct, from the namespace's watches when they are live.
+// A verdict other than Running from the watches is judged again from a direct read (docs/kargo.md, "Reads
+// served from watches"). It returns the strings found in Secrets, for redaction.
+func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin, direct bool) (verdict.Verdict, []string, error) {
 	local, err := p.localClient()
 	if err != nil {
 		return verdict.Verdict{}, nil, fmt.Errorf("cannot build a client for the Rollouts controller's cluster: %v", err)
@@ -244,6 +269,7 @@ func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin) (verdi
 	client := local
 	var secrets []string
 	where := "the Rollouts controller's cluster"
+	cluster, watchClient := "local", p.localWatch
 	if s := cfg.KubeconfigSecret; s != nil {
 		kubeconfig, err := p.secretValue(local, runNamespace, *s, cfg.apiTimeout)
 		if err != nil {
@@ -254,10 +280,22 @@ func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin) (verdi
 			return verdict.Verdict{}, secrets, fmt.Errorf("Secret %s/%s key %q: %v", runNamespace, s.Name, s.Key, err)
 		}
 		where = fmt.Sprintf("the cluster of the kubeconfig in Secret %s/%s", runNamespace, s.Name)
+		// a changed Secret is another cluster identity: the old one's watches go idle
+		cluster = fmt.Sprintf("secret %s/%s %x", runNamespace, s.Name, sha256.Sum256(kubeconfig))
+		watchClient = func() (dynamic.Interface, error) { return p.remoteClient(kubeconfig, 0) }
 	}
-	objs, err := read(client, cfg, where, pin)
-	if err != nil {
-		return verdict.Verdict{}, secrets, err
+	var objs verdict.Objects
+	cached := false
+	// a direct measurement starts the watches too, so that the next one can be served from them
+	if p.cache != nil {
+		if view, ok := p.cache.View(cluster, where, watchClient, cfg.Namespace); ok && !direct {
+			objs, cached = readCached(view, cfg, pin)
+		}
+	}
+	if !cached {
+		if objs, err = read(client, cfg, where, pin); err != nil {
+			return verdict.Verdict{}, secrets, err
+		}
 	}
 	v, err := verdict.Judge(objs, verdict.Options{
 		Revision:             cfg.Revision,
@@ -267,6 +305,9 @@ func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin) (verdi
 		NoAnalysis:           noAnalysis(client, cfg, where),
 		Redact:               secrets,
 	})
+	if cached && (err != nil || v.Phase != verdict.Running) {
+		return p.judge(cfg, runNamespace, pin, true)
+	}
 	return v, secrets, err
 }
 
@@ -278,28 +319,43 @@ func (p *Plugin) localClient() (dynamic.Interface, error) {
 	}
 	var c dynamic.Interface
 	var err error
+	var w func() (dynamic.Interface, error)
 	if p.opts.Local != nil {
 		c, err = p.opts.Local()
+		w = func() (dynamic.Interface, error) { return c, nil }
+		if p.opts.LocalWatch != nil {
+			w = p.opts.LocalWatch
+		}
 	} else {
-		c, err = localClient(p.opts.Kubeconfig)
+		var watch dynamic.Interface
+		c, watch, err = localClient(p.opts.Kubeconfig)
+		w = func() (dynamic.Interface, error) { return watch, nil }
 	}
 	if err != nil {
 		return nil, err // not kept: the next measurement tries again
 	}
-	p.local = c
+	p.local, p.localWatch = c, w
 	return c, nil
 }
 
-func localClient(path string) (dynamic.Interface, error) {
+// localClient builds two clients of the controller's cluster: one whose requests time out, for reads,
+// and one whose requests do not, for watches (rest.Config.Timeout bounds a whole response, and a watch is
+// a response of minutes).
+func localClient(path string) (dynamic.Interface, dynamic.Interface, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = path
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
+	watch, err := dynamic.NewForConfig(rest.CopyConfig(cfg))
+	if err != nil {
+		return nil, nil, err
 	}
 	cfg.Timeout = DefaultAPITimeout
-	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
-	return dynamic.NewForConfig(cfg)
+	c, err := dynamic.NewForConfig(cfg)
+	return c, watch, err
 }
 
 // ClientQPS and ClientBurst bound the plugin's requests to one cluster. client-go's defaults (5 per second,
@@ -318,8 +374,8 @@ func (p *Plugin) remoteClient(kubeconfig []byte, timeout time.Duration) (dynamic
 	return RemoteClient(kubeconfig, timeout)
 }
 
-// RemoteClient builds a client from kubeconfig bytes. The parse error is not passed on: it may quote the
-// Secret's content.
+// RemoteClient builds a client from kubeconfig bytes, whose requests time out after timeout (0: never, for
+// watches). The parse error is not passed on: it may quote the Secret's content.
 func RemoteClient(kubeconfig []byte, timeout time.Duration) (dynamic.Interface, error) {
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 	if err != nil {
@@ -429,6 +485,46 @@ func read(c dynamic.Interface, cfg Config, where string, pin *verdict.Pin) (verd
 	return objs, nil
 }
 
+// readCached is read's answer from a live view; false if the view lacks the Rollout (the direct read
+// then says whether it exists).
+func readCached(v watchcache.View, cfg Config, pin *verdict.Pin) (verdict.Objects, bool) {
+	var objs verdict.Objects
+	ro, ok := v.Rollout(cfg.Name)
+	if !ok {
+		return objs, false
+	}
+	objs.Rollout = ro
+	selector := verdict.LabelPodTemplateHash
+	revision := cfg.Revision
+	if pin != nil {
+		revision = pin.Hash
+	}
+	if hash := currentHash(ro, revision); hash != "" {
+		selector += "=" + hash
+	}
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return objs, false
+	}
+	objs.AnalysisRuns = v.AnalysisRuns(sel)
+	objs.Experiments = v.Experiments(sel)
+	for _, e := range objs.Experiments {
+		st, _ := e["status"].(map[string]any)
+		runs, _ := st["analysisRuns"].([]any)
+		for _, r := range runs {
+			rm, _ := r.(map[string]any)
+			name, _ := rm["analysisRun"].(string)
+			if name == "" {
+				continue
+			}
+			if ar, ok := v.AnalysisRun(name); ok {
+				objs.AnalysisRuns = append(objs.AnalysisRuns, ar)
+			}
+		}
+	}
+	return objs, true
+}
+
 // currentHash is the hash whose runs are needed, when it is known before listing: the revision asked
 // for names the current one (or is a hash), or none was asked for.
 func currentHash(ro map[string]any, revision string) string {
@@ -463,7 +559,7 @@ func apiError(err error, what, where string, timeout time.Duration) error {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%s not found in %s", what, where)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get on rollouts, get and list on analysisruns, list on experiments, and get on the kubeconfig Secret): %v", what, where, apiMessage(err))
+		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get, list and watch on rollouts, get, list and watch on analysisruns, list and watch on experiments, and get on the kubeconfig Secret): %v", what, where, apiMessage(err))
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%s: the credentials for %s were rejected", what, where)
 	// client-go's rate limiter refuses a request it could not send before the deadline without wrapping

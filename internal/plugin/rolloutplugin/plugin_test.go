@@ -254,7 +254,7 @@ func TestForbidden(t *testing.T) {
 	})
 	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil }})
 	m := p.Run(analysisRun(), metric(`{"name":"checkout","namespace":"shop"}`))
-	if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, "access denied") || !strings.Contains(m.Message, "get on rollouts, get and list on analysisruns, list on experiments") {
+	if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, "access denied") || !strings.Contains(m.Message, "get, list and watch on rollouts, get, list and watch on analysisruns, list and watch on experiments") {
 		t.Fatalf("%s %q", m.Phase, m.Message)
 	}
 }

@@ -155,6 +155,11 @@ func faultControllerRestarted(t *testing.T, r *rig, tl *Timeline) faultResult {
 func faultAPIServerRestarted(t *testing.T, r *rig, tl *Timeline) faultResult {
 	res := faultResult{Expected: "Error while the API server is down; judged again after the restart; never Successful on the data from before"}
 	s := startVerification(t, r, "fault-apiserver", tl, relMid(t, tl), fastPoll)
+	// before the restart the measurements are answered from the namespace's watches
+	cached := waitCached(t, r, s, 20*time.Second)
+	res.Observed = append(res.Observed, fmt.Sprintf("before the restart, %d measurements answered from the watches without a request", cached))
+	// the proxies drop the connections (and the plugin's watches) before the server is stopped
+	dropped := time.Now()
 	stopped, ready, err := r.restartCluster(30 * time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +186,11 @@ func faultAPIServerRestarted(t *testing.T, r *rig, tl *Timeline) faultResult {
 		}
 	}
 	res.Unwritten = foldLines(res.Unwritten)
+	if lines := r.pluginLog.since(dropped, "namespace "+s.ns+" ", "reading directly"); len(lines) != 1 {
+		t.Errorf("the plugin logged %d reasons for the broken watches of %s, want one: %q", len(lines), s.ns, lines)
+	} else {
+		res.Observed = append(res.Observed, "the plugin logged: "+lines[0])
+	}
 	m := waitWrite(t, r, s.key, ready, 90*time.Second)
 	judged := firstWrite(r, s.key, ready)
 	res.Observed = append(res.Observed, fmt.Sprintf("first measurement stored %s after the API server was ready: %s, pinned %s", judged.Sub(ready).Round(time.Second), m.Phase, m.Metadata["revision"]))
@@ -207,4 +217,90 @@ func foldLines(lines []string) []string {
 		n = 0
 	}
 	return out
+}
+
+// waitCached waits until the plugin answers the verification's measurements from its watches: two
+// consecutive measurements stored with no request of the plugin in the namespace between them. It
+// returns how many it saw so answered.
+func waitCached(t *testing.T, r *rig, s started, timeout time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	from := time.Now()
+	for time.Now().Before(deadline) {
+		time.Sleep(time.Second)
+		var at []time.Time
+		for _, w := range r.ctrl.writes.snapshot() {
+			if w.Key == s.key && w.Written.After(from) {
+				at = append(at, w.Written)
+			}
+		}
+		if len(at) < 2 {
+			continue
+		}
+		events, err := r.audit(saUser(relSystemNS, relPluginSA), at[0], at[len(at)-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct := 0
+		for _, e := range events {
+			if e.ObjectRef.Namespace == s.ns && e.Verb != "watch" {
+				direct++
+			}
+		}
+		if direct == 0 {
+			return len(at) - 1
+		}
+		from = at[len(at)-1]
+	}
+	t.Fatalf("%s: the measurements were not answered from the watches within %s", s.key, timeout)
+	return 0
+}
+
+// RBAC without watch (the generated Role with its watch grants removed): every measurement is read
+// directly and exact, the refused watch is logged once with its reason, and the verdict is the scenario's.
+func faultWatchRefused(t *testing.T, r *rig, tl *Timeline) faultResult {
+	res := faultResult{Expected: "Running, read directly, while the watches are refused; the reason logged once; the verdict the scenario's (" + tl.Verification + ")"}
+	from := time.Now()
+	s := startVerificationWithout(t, r, "fault-watch-refused", tl, relMid(t, tl), fastPoll,
+		"watch rollouts", "watch analysisruns", "watch experiments")
+	lines := r.pluginLog.wait(from, 20*time.Second, "namespace "+s.ns+" ", "reading directly")
+	if len(lines) == 0 {
+		t.Fatal("the plugin logged no reason for the refused watch")
+	}
+	if !strings.Contains(lines[0], "cannot watch resource") {
+		t.Errorf("the logged reason does not name the refused verb: %s", lines[0])
+	}
+	res.Observed = append(res.Observed, "the plugin logged: "+lines[0])
+	t1 := time.Now()
+	time.Sleep(7 * time.Second)
+	t2 := time.Now()
+	measured := 0
+	for _, w := range r.ctrl.writes.snapshot() {
+		if w.Key == s.key && w.Written.After(t1) && w.Written.Before(t2) {
+			measured++
+			if w.Measurement.Phase != v1alpha1.AnalysisPhaseRunning {
+				t.Errorf("without watch: %s %q", w.Measurement.Phase, w.Measurement.Message)
+			}
+		}
+	}
+	time.Sleep(time.Second)
+	events, err := r.audit(saUser(relSystemNS, relPluginSA), t1, t2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gets := 0
+	for _, e := range events {
+		if e.ObjectRef.Namespace == s.ns && e.Verb == "get" && e.ObjectRef.Resource == "rollouts" {
+			gets++
+		}
+	}
+	if measured == 0 || gets < measured {
+		t.Errorf("%d measurements and %d direct reads of the Rollout in %s: each should be read directly", measured, gets, t2.Sub(t1).Round(time.Second))
+	}
+	res.Observed = append(res.Observed, fmt.Sprintf("%d measurements in %s, each read directly (%d gets of the Rollout)", measured, t2.Sub(t1).Round(time.Second), gets))
+	if n := len(r.pluginLog.since(from, "namespace "+s.ns+" ")); n != 1 {
+		t.Errorf("the plugin logged %d lines about %s, want one (a retry a minute)", n, s.ns)
+	}
+	res.finish(t, r, s, tl, "before the analysis passed")
+	return res
 }

@@ -45,12 +45,15 @@ const (
 	rssLimit = 100 << 20
 )
 
-// loadResult is one load's figures.
+// loadResult is one load's figures, for one provider.
 type loadResult struct {
-	Rollouts   int `json:"rollouts"`
-	Namespaces int `json:"namespaces"`
-	// SetupSeconds is the time to store the Rollouts, their runs and the verifications and to see every
-	// verification measured once; WindowSeconds the time measured after that.
+	// Provider is "plugin" (ours) or "web" (Argo Rollouts' built-in web provider querying the test's
+	// metrics server: the duplicate query a Kargo user writes instead).
+	Provider   string `json:"provider"`
+	Rollouts   int    `json:"rollouts"`
+	Namespaces int    `json:"namespaces"`
+	// SetupSeconds is the time to store the Rollouts (the first provider's row only), their runs and the
+	// verifications and to see every verification measured once; WindowSeconds the time measured after.
 	SetupSeconds  int `json:"setupSeconds"`
 	WindowSeconds int `json:"windowSeconds"`
 	Measurements  int `json:"measurements"`
@@ -59,17 +62,30 @@ type loadResult struct {
 	FewestPerRun int `json:"fewestPerRun"`
 	ExpectedRun  int `json:"expectedPerRun"`
 	// LatencyMS: from a worker taking the run to the controller writing the measurement (the plugin's
-	// RPC and its reads); LateMS: from the resumeAt the measurement was due at to a worker taking it.
+	// RPC and its reads, or the web provider's query); LateMS: from the time the measurement was due at
+	// (its resumeAt, or the last one's finish plus the metric's interval) to a worker taking it.
 	LatencyMS   quantiles `json:"latencyMs"`
 	LateMS      quantiles `json:"lateMs"`
 	OverTimeout int       `json:"overApiTimeout"`
 	LateByPoll  int       `json:"lateByMoreThanPollInterval"`
-	// Requests per measurement by "verb resource", from the audit log, and lists without a selector.
-	Requests       map[string]float64 `json:"requestsPerMeasurement"`
-	UnselectedList int                `json:"listsWithoutSelector"`
-	PluginPeakRSS  int64              `json:"pluginPeakRssBytes"`
-	PluginRSS      int64              `json:"pluginRssBytes"`
-	PluginCPU      float64            `json:"pluginCpuCores"` // CPU seconds per second of the window
+	// Requests per measurement by "verb resource", from the audit log (the plugin's identity), and lists
+	// without a selector that are not an informer's; MetricsRequests the metrics server's requests per
+	// measurement (the web provider's duplicate query).
+	Requests        map[string]float64 `json:"requestsPerMeasurement"`
+	RequestsTotal   float64            `json:"apiRequestsPerMeasurement"`
+	UnselectedList  int                `json:"listsWithoutSelector"`
+	MetricsRequests float64            `json:"metricsRequestsPerMeasurement,omitempty"`
+	// the plugin process (the plugin row), and the test process, which is the analysis controller with
+	// the rig around it (both rows: the web provider's queries run there)
+	PluginPeakRSS int64   `json:"pluginPeakRssBytes,omitempty"`
+	PluginRSS     int64   `json:"pluginRssBytes,omitempty"`
+	PluginCPU     float64 `json:"pluginCpuCores,omitempty"` // CPU seconds per second of the window
+	ControllerRSS int64   `json:"controllerRssBytes"`
+	ControllerCPU float64 `json:"controllerCpuCores"`
+	LoadAvg       string  `json:"loadAvg"` // /proc/loadavg at the window's end: the machine is shared
+	// PluginLogged is what the plugin logged in the window (a refused or broken watch), folded
+	PluginLogged []string `json:"pluginLogged,omitempty"`
+	StoppedBy    string   `json:"stoppedBy,omitempty"`
 }
 
 type quantiles struct {
@@ -87,22 +103,84 @@ func quantilesOf(xs []time.Duration) quantiles {
 	return quantiles{P50: at(0.50), P99: at(0.99), Max: xs[len(xs)-1].Milliseconds()}
 }
 
+// loadProviders are the rows of every load: $E2E_RELIABILITY_PROVIDERS, comma-separated, of "plugin" and
+// "web" (default: plugin; make reliability runs both).
+func loadProviders(t *testing.T) []string {
+	spec := os.Getenv("E2E_RELIABILITY_PROVIDERS")
+	if spec == "" {
+		spec = providerPlugin
+	}
+	var out []string
+	for _, f := range strings.Split(spec, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case providerPlugin, providerWeb:
+			out = append(out, f)
+		default:
+			t.Fatalf("E2E_RELIABILITY_PROVIDERS=%q: want plugin and/or web", spec)
+		}
+	}
+	return out
+}
+
+const (
+	providerPlugin = "plugin"
+	providerWeb    = "web"
+	// webMetric is the metrics server's script the web verifications query
+	webMetric = "rel-web"
+)
+
+type loadTarget struct{ ns, name string }
+
 // load stores n copies of the timeline's frame with the analysis in flight (ten Rollouts a namespace,
-// renamed; the ten of a namespace share the recorded pod-template hash), starts a verification of each
-// with the generated template as it is (pollInterval and apiTimeout the plugin's defaults), and measures
+// renamed; the ten of a namespace share the recorded pod-template hash), then, for each provider in
+// turn, starts a verification of each Rollout (the generated template as it is, pollInterval and
+// apiTimeout the plugin's defaults; or the web provider's metric with the same interval) and measures
 // loadRounds poll intervals once every verification was measured.
-func load(t *testing.T, r *rig, tl *Timeline, n int) loadResult {
+func load(t *testing.T, r *rig, tl *Timeline, n int) []loadResult {
 	mid := relMid(t, tl)
-	res := loadResult{Rollouts: n, Namespaces: n / loadPerNamespace}
 	begin := time.Now()
 	ro, err := frameRollout(tl.Frames[mid])
 	if err != nil {
 		t.Fatal(err)
 	}
 	image := freightImage(ro)
+	var targets []loadTarget
+	for i := 0; i < n/loadPerNamespace; i++ {
+		for j := 0; j < loadPerNamespace; j++ {
+			targets = append(targets, loadTarget{fmt.Sprintf("load%d-%03d", n, i), fmt.Sprintf("ro-%02d", j)})
+		}
+	}
+	err = parallel(n/loadPerNamespace, func(i int) error {
+		ns := targets[i*loadPerNamespace].ns
+		if _, err := r.newNamespace(ns); err != nil {
+			return err
+		}
+		for _, tg := range targets[i*loadPerNamespace : (i+1)*loadPerNamespace] {
+			if err := r.applyFrame(ns, tg.name, tl.Frames[mid]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := time.Since(begin)
+	var out []loadResult
+	for i, p := range loadProviders(t) {
+		res := loadRow(t, r, n, p, image, targets)
+		if i == 0 {
+			res.SetupSeconds += int(stored.Seconds())
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// parallel runs f(0..n-1) on eight workers and returns the first error.
+func parallel(n int, f func(int) error) error {
 	var mu sync.Mutex
-	keys := map[string]bool{}
-	var firstErr error
+	var first error
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ {
@@ -110,46 +188,56 @@ func load(t *testing.T, r *rig, tl *Timeline, n int) loadResult {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				ns := fmt.Sprintf("load%d-%03d", n, i)
-				err := func() error {
-					if _, err := r.newNamespace(ns); err != nil {
-						return err
-					}
-					for j := 0; j < loadPerNamespace; j++ {
-						name := fmt.Sprintf("ro-%02d", j)
-						if err := r.applyFrame(ns, name, tl.Frames[mid]); err != nil {
-							return err
-						}
-						ar, err := r.verification(ns, name, image, nil)
-						if err != nil {
-							return err
-						}
-						mu.Lock()
-						keys[ns+"/"+ar.Name] = true
-						mu.Unlock()
-					}
-					return nil
-				}()
-				if err != nil {
+				if err := f(i); err != nil {
 					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("%s: %w", ns, err)
+					if first == nil {
+						first = err
 					}
 					mu.Unlock()
 				}
 			}
 		}()
 	}
-	for i := 0; i < res.Namespaces; i++ {
+	for i := 0; i < n; i++ {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
-	if firstErr != nil {
-		t.Fatal(firstErr)
+	return first
+}
+
+// loadRow starts one provider's verification of every target and measures it.
+func loadRow(t *testing.T, r *rig, n int, provider, image string, targets []loadTarget) loadResult {
+	res := loadResult{Provider: provider, Rollouts: n, Namespaces: n / loadPerNamespace}
+	begin := time.Now()
+	var mu sync.Mutex
+	keys := map[string]bool{}
+	err := parallel(len(targets), func(i int) error {
+		tg := targets[i]
+		var ar *v1alpha1.AnalysisRun
+		var err error
+		if provider == providerWeb {
+			ar, err = r.webVerification(tg.ns, tg.name, image)
+		} else {
+			ar, err = r.verification(tg.ns, tg.name, image, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", tg.ns, tg.name, err)
+		}
+		mu.Lock()
+		keys[tg.ns+"/"+ar.Name] = true
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// every verification measured once
-	deadline := time.Now().Add(10 * time.Minute)
+	// every verification measured once; past 200 Rollouts a load that cannot get there is a figure
+	wait := 10 * time.Minute
+	if d := time.Duration(n/10) * time.Second; d > wait {
+		wait = d
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		seen := map[string]bool{}
 		for _, w := range r.ctrl.writes.snapshot() {
@@ -161,31 +249,60 @@ func load(t *testing.T, r *rig, tl *Timeline, n int) loadResult {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d verifications measured after 10 minutes", len(seen), len(keys))
+			msg := fmt.Sprintf("%d of %d verifications measured once after %s", len(seen), len(keys), wait)
+			if n <= 200 {
+				t.Fatal(msg)
+			}
+			res.StoppedBy = msg
+			t.Log(msg)
+			break
 		}
 		time.Sleep(time.Second)
 	}
-	pids := pluginPIDs()
-	if len(pids) != 1 {
-		t.Fatalf("plugin processes %v, want one", pids)
+	var pid int
+	if provider == providerPlugin {
+		pids := pluginPIDs()
+		if len(pids) != 1 {
+			t.Fatalf("plugin processes %v, want one", pids)
+		}
+		pid = pids[0]
 	}
-	u0, err := readProcUsage(pids[0])
-	if err != nil {
-		t.Fatal(err)
+	usage := func(pid int) procUsage {
+		if pid == 0 {
+			return procUsage{}
+		}
+		u, err := readProcUsage(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
 	}
+	self := os.Getpid()
+	u0, c0 := usage(pid), usage(self)
+	web0 := r.metrics.Requests()[Endpoint{Metric: webMetric}]
 	from := time.Now()
 	res.SetupSeconds = int(from.Sub(begin).Seconds())
 	window := loadRounds * loadPollInterval
 	time.Sleep(window)
 	to := time.Now()
-	u1, err := readProcUsage(pids[0])
-	if err != nil {
-		t.Fatal(err)
+	u1, c1 := usage(pid), usage(self)
+	web1 := r.metrics.Requests()[Endpoint{Metric: webMetric}]
+	queued := r.ctrl.queue.Len()
+	res.PluginLogged = foldLines(r.pluginLog.since(from, fmt.Sprintf(" load%d-", n)))
+	if len(res.PluginLogged) > 5 {
+		res.PluginLogged = append(res.PluginLogged[:5], fmt.Sprintf("… %d more", len(res.PluginLogged)-5))
+	}
+	if raw, err := os.ReadFile("/proc/loadavg"); err == nil {
+		res.LoadAvg = strings.Join(strings.Fields(string(raw))[:3], " ")
 	}
 	res.WindowSeconds = int(to.Sub(from).Seconds())
-	res.PluginPeakRSS, res.PluginRSS = u1.PeakRSS, u1.RSS
-	res.PluginCPU = float64(u1.CPU-u0.CPU) / float64(to.Sub(from))
-	// the verifications stop here, so the next case measures its own
+	if pid != 0 {
+		res.PluginPeakRSS, res.PluginRSS = u1.PeakRSS, u1.RSS
+		res.PluginCPU = round2(float64(u1.CPU-u0.CPU) / float64(to.Sub(from)))
+	}
+	res.ControllerRSS = c1.RSS
+	res.ControllerCPU = round2(float64(c1.CPU-c0.CPU) / float64(to.Sub(from)))
+	// the verifications stop here, so the next row measures its own
 	for i := 0; i < res.Namespaces; i++ {
 		ns := fmt.Sprintf("load%d-%03d", n, i)
 		_ = r.admin.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{},
@@ -229,42 +346,68 @@ func load(t *testing.T, r *rig, tl *Timeline, n int) loadResult {
 			res.FewestPerRun = c
 		}
 	}
+	if res.Measurements > 0 && provider == providerWeb {
+		res.MetricsRequests = round2(float64(web1-web0) / float64(res.Measurements))
+	}
+	if res.StoppedBy == "" && res.LateByPoll > 0 {
+		// every measurement is one status write of the controller (analysis/sync.go
+		// persistAnalysisRunStatus), through its client's rate limiter
+		due := float64(n) / loadPollInterval.Seconds()
+		rate := float64(res.Measurements) / to.Sub(from).Seconds()
+		res.StoppedBy = fmt.Sprintf("the controller's work queue held %d runs at the window's end; it wrote %.1f measurements a second of the %.0f due, each one status write through its client's rate limit of %d requests a second (--qps %d, --burst %d)",
+			queued, rate, due, controllerQPS, controllerQPS, controllerBurst)
+	}
 	time.Sleep(time.Second) // the audit log is written as requests complete
 	events, err := r.audit(saUser(relSystemNS, relPluginSA), from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	counts := map[string]int{}
+	total := 0
 	for _, e := range events {
 		if !strings.HasPrefix(e.ObjectRef.Namespace, fmt.Sprintf("load%d-", n)) {
 			continue
 		}
 		counts[e.Verb+" "+e.ObjectRef.Resource]++
-		if e.Verb == "list" && !strings.Contains(e.RequestURI, "labelSelector=") {
+		total++
+		if e.Verb == "list" && !strings.Contains(e.RequestURI, "labelSelector=") && !strings.Contains(e.RequestURI, "resourceVersion=") {
 			res.UnselectedList++
 		}
 	}
 	res.Requests = map[string]float64{}
 	for k, c := range counts {
 		if res.Measurements > 0 {
-			res.Requests[k] = float64(int(float64(c)/float64(res.Measurements)*100+0.5)) / 100
+			res.Requests[k] = round2(float64(c) / float64(res.Measurements))
 		}
 	}
-	t.Logf("load %d: %+v", n, res)
+	if res.Measurements > 0 {
+		res.RequestsTotal = float64(int(float64(total)/float64(res.Measurements)*1000+0.5)) / 1000
+	}
+	t.Logf("load %d %s: %+v", n, provider, res)
 	if res.UnselectedList > 0 {
-		t.Errorf("%d lists without a label selector", res.UnselectedList)
+		t.Errorf("%d lists without a label selector that are not an informer's", res.UnselectedList)
 	}
 	// the issue's bounds hold at 200 Rollouts; beyond, the figures show how it grows
 	if n <= 200 {
 		if res.Errors > 0 || res.OverTimeout > 0 {
-			t.Errorf("%d Error measurements, %d over apiTimeout", res.Errors, res.OverTimeout)
+			t.Errorf("%s: %d Error measurements, %d over apiTimeout", provider, res.Errors, res.OverTimeout)
 		}
 		if res.LateByPoll > 0 || res.FewestPerRun < res.ExpectedRun-1 {
-			t.Errorf("%d measurements late by more than pollInterval; a run measured %d times in %d intervals", res.LateByPoll, res.FewestPerRun, res.ExpectedRun)
+			t.Errorf("%s: %d measurements late by more than pollInterval; a run measured %d times in %d intervals", provider, res.LateByPoll, res.FewestPerRun, res.ExpectedRun)
 		}
-		if res.PluginPeakRSS >= rssLimit {
+		if provider == providerPlugin && res.PluginPeakRSS >= rssLimit {
 			t.Errorf("plugin peak RSS %d MB", res.PluginPeakRSS>>20)
+		}
+		if provider == providerPlugin && res.RequestsTotal > maxRequestsPerMeasurement {
+			t.Errorf("the plugin made %.3f API requests a measurement in steady state (%v), want at most %.2f: Running is answered from its watches",
+				res.RequestsTotal, res.Requests, maxRequestsPerMeasurement)
 		}
 	}
 	return res
 }
+
+// maxRequestsPerMeasurement is the issue's bound on the plugin's API requests per measurement once every
+// verification was measured (steady state).
+const maxRequestsPerMeasurement = 0.05
+
+func round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }

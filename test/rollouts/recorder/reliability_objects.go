@@ -224,6 +224,15 @@ func stripComments(s string) string {
 // snippet, as Kargo builds the run) for Rollout name in ns, with config overrides of the plugin's
 // (pollInterval, apiTimeout, kubeconfigSecret).
 func (r *rig) verification(ns, name, image string, config map[string]any) (*v1alpha1.AnalysisRun, error) {
+	ar, err := r.verificationObject(ns, name, image, config)
+	if err != nil {
+		return nil, err
+	}
+	return r.admin.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).Create(context.Background(), ar, metav1.CreateOptions{})
+}
+
+// verificationObject is the run verification creates.
+func (r *rig) verificationObject(ns, name, image string, config map[string]any) (*v1alpha1.AnalysisRun, error) {
 	r.mu.Lock()
 	tmpl := r.runTemplate[ns]
 	r.mu.Unlock()
@@ -257,7 +266,30 @@ func (r *rig) verification(ns, name, image string, config map[string]any) (*v1al
 		}
 		ar.Spec.Metrics[i].Provider.Plugin = map[string]json.RawMessage{pluginName: raw}
 	}
-	return r.admin.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).Create(context.Background(), ar, metav1.CreateOptions{})
+	return ar, nil
+}
+
+// webVerification is the verification a Kargo user writes instead of ours: the same run (Kargo's labels,
+// the Stage's args) with one metric of Argo Rollouts' built-in web provider, querying the metrics server
+// every loadPollInterval for as long as the run lasts (no count: an interval metric without one measures
+// until the run is terminated, v1alpha1 Metric.EffectiveCount).
+func (r *rig) webVerification(ns, name, image string) (*v1alpha1.AnalysisRun, error) {
+	ar, err := r.verificationObject(ns, name, image, nil)
+	if err != nil {
+		return nil, err
+	}
+	ar.Spec.Metrics = []v1alpha1.Metric{{
+		Name:             "success-rate",
+		Interval:         v1alpha1.DurationString(loadPollInterval.String()),
+		SuccessCondition: "result >= 0.95",
+		Provider:         v1alpha1.MetricProvider{Web: &v1alpha1.WebMetric{URL: r.metrics.URL(webMetric), JSONPath: "{$.value}"}},
+	}}
+	created, err := r.admin.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).Create(context.Background(), ar, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	r.ctrl.writes.setInterval(ns+"/"+created.Name, loadPollInterval)
+	return created, nil
 }
 
 // newNamespace makes a namespace whose Rollout the plugin may read, by the generated rbac.yaml.

@@ -34,6 +34,18 @@ type writeLog struct {
 	last  map[string]string // key -> the last measurement written, as JSON
 	due   map[string]*time.Time
 	all   []measured
+	// interval of the runs whose metric measures on an interval (the web provider's): the next
+	// measurement is due that long after the last one finished
+	interval map[string]time.Duration
+}
+
+func (l *writeLog) setInterval(key string, d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.interval == nil {
+		l.interval = map[string]time.Duration{}
+	}
+	l.interval[key] = d
 }
 
 func (l *writeLog) snapshot() []measured {
@@ -96,6 +108,9 @@ func (l *writeLog) note(key string, body []byte, now time.Time) {
 	l.all = append(l.all, measured{Key: key, Taken: l.queue.startedAt(key), Written: now, DueAt: l.due[key], Measurement: m, Count: len(mr.Measurements)})
 	if m.ResumeAt != nil {
 		t := m.ResumeAt.Time
+		l.due[key] = &t
+	} else if d, ok := l.interval[key]; ok && m.FinishedAt != nil && m.Phase == v1alpha1.AnalysisPhaseSuccessful {
+		t := m.FinishedAt.Add(d)
 		l.due[key] = &t
 	} else {
 		// an Error or a completed measurement: the next one is due after the controller's own interval
@@ -298,4 +313,66 @@ func (r *rig) restartCluster(down time.Duration) (stopped, ready time.Time, err 
 		return stopped, ready, err
 	}
 	return stopped, ready, r.pluginPx.up(up)
+}
+
+// lineLog keeps the lines written to it that the plugin wrote (they carry its provider name), with the
+// time they arrived.
+type lineLog struct {
+	mu    sync.Mutex
+	part  []byte
+	lines []logLine
+}
+
+type logLine struct {
+	Time time.Time
+	Text string
+}
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.part = append(l.part, p...)
+	for {
+		i := strings.IndexByte(string(l.part), '\n')
+		if i < 0 {
+			break
+		}
+		line := string(l.part[:i])
+		l.part = l.part[i+1:]
+		if j := strings.Index(line, pluginName+": "); j >= 0 {
+			l.lines = append(l.lines, logLine{Time: time.Now(), Text: line[j:]})
+		}
+	}
+	return len(p), nil
+}
+
+// since is the plugin's lines since from that contain every one of parts.
+func (l *lineLog) since(from time.Time, parts ...string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+next:
+	for _, x := range l.lines {
+		if x.Time.Before(from) {
+			continue
+		}
+		for _, p := range parts {
+			if !strings.Contains(x.Text, p) {
+				continue next
+			}
+		}
+		out = append(out, x.Text)
+	}
+	return out
+}
+
+// wait waits up to timeout for a line since from holding every one of parts.
+func (l *lineLog) wait(from time.Time, timeout time.Duration, parts ...string) []string {
+	deadline := time.Now().Add(timeout)
+	for {
+		if got := l.since(from, parts...); len(got) > 0 || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/argoproj/argo-rollouts/utils/record"
 	timeutil "github.com/argoproj/argo-rollouts/utils/time"
 	"github.com/argoproj/argo-rollouts/utils/tolerantinformer"
+	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +59,8 @@ const (
 	relExperiment   = "canary-experiment-successful"
 	// analysisThreads is the controller's default (controller.DefaultAnalysisThreads).
 	analysisThreads = 30
+	// the controller main's client rate limit (cmd/rollouts-controller --qps, --burst defaults)
+	controllerQPS, controllerBurst = 40, 80
 )
 
 var (
@@ -82,6 +85,8 @@ type rig struct {
 	mu                        sync.Mutex
 	runTemplate               map[string]*v1alpha1.AnalysisRun // by namespace
 	logs                      *logTap
+	pluginLog                 *lineLog       // the plugin's own lines, from its stderr as the controller logs it
+	metrics                   *MetricsServer // what the web verifications query
 }
 
 // newRig starts the cluster and the controller; Close stops both.
@@ -95,11 +100,20 @@ func newRig(t *testing.T) *rig {
 	}
 	quietLogs()
 	r.logs = tapLogs()
+	// the controller's go-plugin client logs the plugin's stderr through an hclog logger of
+	// hclog.DefaultOutput (github.com/hashicorp/go-plugin client.go NewClient; the controller sets none)
+	r.pluginLog = &lineLog{}
+	hclog.DefaultOutput = r.pluginLog
+	var err error
+	if r.metrics, err = NewMetricsServer(); err != nil {
+		t.Fatal(err)
+	}
+	r.metrics.Script(webMetric, OK(0.99))
+	t.Cleanup(r.metrics.Close)
 	timeutil.SetNowTimeFunc(time.Now)
 	// DownloadPlugins writes plugin-bin/ below the working directory.
 	t.Chdir(t.TempDir())
 	r.bins = preparePlugin(t)
-	var err error
 	if r.cluster, err = StartClusterWith(r.opts); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +310,7 @@ func (r *rig) startController() error {
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = 40, 80 // the controller main's defaults (--qps, --burst)
+	cfg.QPS, cfg.Burst = controllerQPS, controllerBurst
 	ar := &analysisRig{done: make(chan struct{}), writes: &writeLog{last: map[string]string{}}}
 	ar.queue = &timedQueue{RateLimitingInterface: workqueue.NewNamedRateLimitingQueue(queue.DefaultArgoRolloutsRateLimiter(), "AnalysisRuns"),
 		started: map[string]time.Time{}}
