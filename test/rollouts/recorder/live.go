@@ -79,7 +79,9 @@ func (a *ArgoCD) Install(values ...string) error {
 	}
 	args := []string{"install", "-kubeconfig", a.cluster.Kubeconfig, "-namespace", ArgoCDNamespace, "-chart", chart}
 	for _, v := range values {
-		args = append(args, "-values", v)
+		if v != "" { // a caller's "no values of mine": the chart's defaults
+			args = append(args, "-values", v)
+		}
 	}
 	if out, err := exec.Command(a.bin, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("argocd-live install: %v\n%s", err, out)
