@@ -91,15 +91,19 @@ func exists(f Frame, name string) bool {
 // or the newest attempt of an analysis. A new file that reads it fails the test, so the rule cannot
 // be written a second time unnoticed.
 var selectsRuns = map[string]string{
-	"internal/plugin/verdict/verdict.go":      "re-exports the label's name; resolves a revision number to its hash",
-	"internal/plugin/rolloutplugin/plugin.go": "the API label selector that fetches the candidates analysisruns then selects from",
-	"internal/gate/hooks/hooks.go":            "labels Argo CD must not copy into a hook's AnalysisRun",
-	"internal/bench/worstcase/worstcase.go":   "a benchmark object's labels",
-	"test/kube-apiserver-v1.34/main.go":       "which Pods the simulated kubelet holds unready",
-	"test/rollouts/recorder/harness_tick.go":  "which Pods the simulated kubelet holds unready",
-	"test/rollouts/recorder/objects.go":       "a comment on Services' selectors",
-	"test/timeline/verdicts_test.go":          "builds test objects",
-	"internal/plugin/verdict/verdict_test.go": "builds test objects",
+	"internal/plugin/verdict/verdict.go":               "re-exports the label's name; resolves a revision number to its hash",
+	"internal/plugin/rolloutplugin/plugin.go":          "the API label selector that fetches the candidates analysisruns then selects from",
+	"internal/plugin/rolloutplugin/noanalysis.go":      "lists every revision's runs (the label's presence) for the verdict's \"analysis removed\" message",
+	"internal/plugin/verdict/noanalysis.go":            "names the newest run of an *earlier* revision in the \"analysis removed\" message; the judged revision's runs are analysisruns'",
+	"internal/plugin/verdict/noanalysis_test.go":       "builds test objects",
+	"internal/plugin/rolloutplugin/noanalysis_test.go": "builds test objects",
+	"internal/gate/hooks/hooks.go":                     "labels Argo CD must not copy into a hook's AnalysisRun",
+	"internal/bench/worstcase/worstcase.go":            "a benchmark object's labels",
+	"test/kube-apiserver-v1.34/main.go":                "which Pods the simulated kubelet holds unready",
+	"test/rollouts/recorder/harness_tick.go":           "which Pods the simulated kubelet holds unready",
+	"test/rollouts/recorder/objects.go":                "a comment on Services' selectors",
+	"test/timeline/verdicts_test.go":                   "builds test objects",
+	"internal/plugin/verdict/verdict_test.go":          "builds test objects",
 }
 
 // TestOneRuleForTheRunsOfARevision proves the former copies of "the newest run of the revision" are gone
