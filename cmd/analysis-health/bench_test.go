@@ -181,16 +181,8 @@ func BenchmarkBulkMemory(b *testing.B) {
 
 // countRollouts counts the Rollouts of a stream or List, decoded as any reader would.
 func countRollouts(raw []byte) (int, error) {
-	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
 	n := 0
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
+	err := eachDocument(raw, func(doc []byte) error {
 		var obj struct {
 			Kind  string `json:"kind"`
 			Items []struct {
@@ -198,7 +190,7 @@ func countRollouts(raw []byte) (int, error) {
 			} `json:"items"`
 		}
 		if err := sigsyaml.Unmarshal(doc, &obj); err != nil {
-			return n, err
+			return err
 		}
 		if obj.Kind == "Rollout" {
 			n++
@@ -208,7 +200,9 @@ func countRollouts(raw []byte) (int, error) {
 				n++
 			}
 		}
-	}
+		return nil
+	})
+	return n, err
 }
 
 // checkVerbOutput holds each verb's output to what it must contain, so that a run that read nothing does
@@ -334,22 +328,33 @@ func BenchmarkBulkStream(b *testing.B) {
 }
 
 func bareDecode(raw []byte) (int, error) {
-	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
 	n := 0
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
+	err := eachDocument(raw, func(doc []byte) error {
 		var obj map[string]any
 		if err := sigsyaml.Unmarshal(doc, &obj); err != nil {
-			return n, err
+			return err
 		}
 		if obj != nil {
 			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// eachDocument splits raw where apimachinery's YAMLReader does and calls fn on each document in turn.
+func eachDocument(raw []byte, fn func(doc []byte) error) error {
+	r := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(doc); err != nil {
+			return err
 		}
 	}
 }
