@@ -33,7 +33,8 @@ bad input, measured by `+"`make reliability`"+` on %s:
 
 * machine: %s, %d cores, %d GiB, Linux %s (shared: other builds ran on it);
 * controller: %s — the analysis controller (package analysis) with the controller main's work queue,
-  rate limiter and %s threads, on the real clock, loading the built plugin through argo-rollouts-config
+  rate limiter, its client rate limit and thread count as each load's row says (the controller main's
+  defaults, `+"`--qps 40 --burst 80`"+` and 30 `+"`--analysis-threads`"+`, unless a row raises them), on the real clock, loading the built plugin through argo-rollouts-config
   (a file:// location with `+"`args: [-kubeconfig, …]`"+`), as `+"`cmd/rollouts-controller`"+` does;
 * the API server program of test/kube-apiserver-v1.34 (kube-apiserver v1.34.5, embedded etcd) with `+"`-rbac`"+`,
   `+"`-audit-log`"+` and `+"`-data-dir`"+`; the controller and the plugin reach it through TCP proxies of the
@@ -50,7 +51,7 @@ test/rollouts/recorder TestReliability), each asserting its rule; the web provid
 loads run only in `+"`make reliability`"+` (their time is in the table below). Figures from a shared 2-core
 machine are upper bounds; the load average at each window's end is in the table.
 
-`, r.Machine.Started, r.Machine.CPU, r.Machine.Cores, r.Machine.MemGiB, r.Machine.Kernel, r.Controller, "30", r.Scenario)
+`, r.Machine.Started, r.Machine.CPU, r.Machine.Cores, r.Machine.MemGiB, r.Machine.Kernel, r.Controller, r.Scenario)
 
 	p("## Load\n\n")
 	p("Ten Rollouts a namespace, each a renamed copy of the frame whose step analysis is in flight (the ten of a\n" +
@@ -66,8 +67,8 @@ machine are upper bounds; the load average at each window's end is in the table.
 		"plugin's, from the audit log (its informers' watches opened before the window are not in it); queries:\n" +
 		"the metrics server's. CPU and RSS: the plugin process, and the test process, which is the analysis\n" +
 		"controller (where the web provider's queries run) with the rig around it.\n\n")
-	p("| Rollouts | provider | setup | window | measurements (per s) | Error | fewest per run (of) | latency p50 / p99 / max | late p50 / p99 / max | late > pollInterval | API requests per measurement | metrics queries per measurement | plugin peak RSS | plugin CPU | controller process CPU, RSS | load average |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	p("| Rollouts | controller | provider | setup | window | measurements (per s) | Error | fewest per run (of) | latency p50 / p99 / max | late p50 / p99 / max | late > pollInterval | API requests per measurement | metrics queries per measurement | plugin peak RSS | plugin CPU | controller process CPU, RSS | API server CPU, RSS | load average |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range r.Loads {
 		var req []string
 		for _, k := range sortedKeys(l.Requests) {
@@ -83,10 +84,14 @@ machine are upper bounds; the load average at each window's end is in the table.
 		} else {
 			queries = fmt.Sprintf("%.2f", l.MetricsRequests)
 		}
-		p("| %d | %s | %d s | %d s | %d (%.1f) | %d | %d (%d) | %d / %d / %d ms | %d / %d / %d ms | %d | %s | %s | %s | %s | %.2f cores, %s | %s |\n",
-			l.Rollouts, l.Provider, l.SetupSeconds, l.WindowSeconds, l.Measurements, l.PerSecond(), l.Errors, l.FewestPerRun, l.ExpectedRun,
+		apiServer := "—" // not measured before the rows had it
+		if l.APIServerRSS > 0 {
+			apiServer = fmt.Sprintf("%.2f cores, %s", l.APIServerCPU, mb(l.APIServerRSS))
+		}
+		p("| %d | %s | %s | %d s | %d s | %d (%.1f) | %d | %d (%d) | %d / %d / %d ms | %d / %d / %d ms | %d | %s | %s | %s | %s | %.2f cores, %s | %s | %s |\n",
+			l.Rollouts, l.Controller, l.Provider, l.SetupSeconds, l.WindowSeconds, l.Measurements, l.PerSecond(), l.Errors, l.FewestPerRun, l.ExpectedRun,
 			l.LatencyMS.P50, l.LatencyMS.P99, l.LatencyMS.Max, l.LateMS.P50, l.LateMS.P99, l.LateMS.Max,
-			l.LateByPoll, api, queries, plugRSS, plugCPU, l.ControllerCPU, mb(l.ControllerRSS), l.LoadAvg)
+			l.LateByPoll, api, queries, plugRSS, plugCPU, l.ControllerCPU, mb(l.ControllerRSS), apiServer, l.LoadAvg)
 	}
 	p("\n")
 	for _, l := range r.Loads {
@@ -104,24 +109,27 @@ machine are upper bounds; the load average at each window's end is in the table.
 			continue
 		}
 		for _, w := range r.Loads {
-			if w.Provider != "web" || w.Rollouts != l.Rollouts {
+			if w.Provider != "web" || w.Rollouts != l.Rollouts || w.Controller != l.Controller {
 				continue
 			}
-			p("%d Rollouts, plugin against web: %.2f× the measurements a second (goal ≥ 0.95×) — %s; latency p99 %.2f× (goal ≤ 2×) — %s;\n"+
-				"late by more than an interval: plugin %d, web %d (goal 0) — %s; API requests a measurement %.3f (goal ≤ %.2f) — %s.\n\n",
-				l.Rollouts, l.PerSecond()/max(w.PerSecond(), 0.001), check(l.PerSecond() >= 0.95*w.PerSecond()),
+			p("%d Rollouts (%s), plugin against web: %.2f× the measurements a second (goal ≥ 0.95×) — %s; latency p99 %.2f× (goal ≤ 2×) — %s;\n"+
+				"late by more than an interval: plugin %d, web %d (goal 0) — %s; Error: plugin %d (goal 0) — %s; every run measured at least %d times in %d intervals: plugin %d, web %d — %s;\n"+
+				"API requests a measurement %.3f (goal ≤ %.2f) — %s.\n\n",
+				l.Rollouts, l.Controller, l.PerSecond()/max(w.PerSecond(), 0.001), check(l.PerSecond() >= 0.95*w.PerSecond()),
 				float64(l.LatencyMS.P99)/float64(max(w.LatencyMS.P99, 1)), check(l.LatencyMS.P99 <= 2*max(w.LatencyMS.P99, 1)),
-				l.LateByPoll, w.LateByPoll, check(l.LateByPoll == 0), l.RequestsTotal, maxRequests, check(l.RequestsTotal <= maxRequests))
+				l.LateByPoll, w.LateByPoll, check(l.LateByPoll == 0), l.Errors, check(l.Errors == 0),
+				l.ExpectedRun-1, l.ExpectedRun, l.FewestPerRun, w.FewestPerRun, check(l.FewestPerRun >= l.ExpectedRun-1),
+				l.RequestsTotal, maxRequests, check(l.RequestsTotal <= maxRequests))
 		}
 	}
 	for _, l := range r.Loads {
 		if l.StoppedBy != "" {
-			p("At %d Rollouts (%s): %s.\n\n", l.Rollouts, l.Provider, l.StoppedBy)
+			p("At %d Rollouts (%s; %s): %s.\n\n", l.Rollouts, l.Controller, l.Provider, l.StoppedBy)
 		}
 	}
 	for _, l := range r.Loads {
 		if l.Rollouts > 200 && l.Provider == "plugin" {
-			p("The %d-Rollout load (outside CI) took %d s to set up (the Rollouts, their runs and the plugin's verifications) and %d s to measure each row.\n\n", l.Rollouts, l.SetupSeconds, l.WindowSeconds)
+			p("The %d-Rollout load (%s; outside CI) took %d s to set up (the Rollouts, their runs and the plugin's verifications) and %d s to measure each row.\n\n", l.Rollouts, l.Controller, l.SetupSeconds, l.WindowSeconds)
 		}
 	}
 

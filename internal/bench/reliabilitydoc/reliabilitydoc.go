@@ -81,7 +81,19 @@ type Quantiles struct {
 	Max int64 `json:"max"`
 }
 
+// Controller is the analysis controller's client rate limit (--qps, --burst) and --analysis-threads.
+type Controller struct {
+	QPS     int `json:"qps"`
+	Burst   int `json:"burst"`
+	Threads int `json:"analysisThreads"`
+}
+
+func (c Controller) String() string {
+	return fmt.Sprintf("--qps %d --burst %d, %d threads", c.QPS, c.Burst, c.Threads)
+}
+
 type Load struct {
+	Controller      Controller         `json:"controller"`
 	Provider        string             `json:"provider"`
 	Rollouts        int                `json:"rollouts"`
 	Namespaces      int                `json:"namespaces"`
@@ -104,6 +116,8 @@ type Load struct {
 	PluginCPU       float64            `json:"pluginCpuCores,omitempty"`
 	ControllerRSS   int64              `json:"controllerRssBytes"`
 	ControllerCPU   float64            `json:"controllerCpuCores"`
+	APIServerRSS    int64              `json:"apiServerRssBytes,omitempty"`
+	APIServerCPU    float64            `json:"apiServerCpuCores,omitempty"`
 	LoadAvg         string             `json:"loadAvg"`
 	StoppedBy       string             `json:"stoppedBy,omitempty"`
 }

@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
 	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 	"github.com/analysis-health/analysis-health/internal/plugin/watchcache"
 )
@@ -493,6 +494,20 @@ func readCached(v watchcache.View, cfg Config, pin *verdict.Pin) (verdict.Object
 	if !ok {
 		return objs, false
 	}
+	// A run or experiment the Rollout names that the watches have not delivered yet (or leave out) is
+	// read directly: a view without it could say Running for longer than the cluster does. (One deleted
+	// while still named costs a direct read a measurement until the Rollout's status moves on.)
+	for typ, name := range analysisruns.StatusRefs(ro) {
+		held := false
+		if typ == analysisruns.Experiment {
+			_, held = v.Experiment(name)
+		} else {
+			_, held = v.AnalysisRun(name)
+		}
+		if !held {
+			return objs, false
+		}
+	}
 	objs.Rollout = ro
 	selector := verdict.LabelPodTemplateHash
 	revision := cfg.Revision
@@ -517,9 +532,11 @@ func readCached(v watchcache.View, cfg Config, pin *verdict.Pin) (verdict.Object
 			if name == "" {
 				continue
 			}
-			if ar, ok := v.AnalysisRun(name); ok {
-				objs.AnalysisRuns = append(objs.AnalysisRuns, ar)
+			ar, ok := v.AnalysisRun(name)
+			if !ok {
+				return objs, false
 			}
+			objs.AnalysisRuns = append(objs.AnalysisRuns, ar)
 		}
 	}
 	return objs, true

@@ -41,7 +41,7 @@ func (l *syncLog) String() string {
 }
 
 // reads counts the requests of the direct reads (gets, and lists with a label selector); the informers'
-// lists carry none.
+// lists carry none, but for the analysisruns informer's, which leaves out Kargo's verification runs.
 func reads(c *dynamicfake.FakeDynamicClient) int {
 	n := 0
 	for _, a := range c.Actions() {
@@ -49,7 +49,7 @@ func reads(c *dynamicfake.FakeDynamicClient) int {
 		case k8stesting.GetAction:
 			n++
 		case k8stesting.ListAction:
-			if a.GetListRestrictions().Labels.String() != "" {
+			if sel := a.GetListRestrictions().Labels.String(); sel != "" && sel != "!"+watchcache.VerificationRuns {
 				n++
 			}
 		}
@@ -153,6 +153,34 @@ func TestWatchedStaleTerminal(t *testing.T) {
 		}
 		if reads(c) == before {
 			t.Fatal("the watches' Successful was not confirmed by a direct read")
+		}
+	}
+}
+
+// TestWatchedRunMissing: watches that hold the Rollout but not the run its status names (not delivered
+// yet): every measurement reads directly, even one that would be Running.
+func TestWatchedRunMissing(t *testing.T) {
+	running := loadFrame(t, "step-running")
+	c := fakeClient(append([]map[string]any{running.Rollout}, running.AnalysisRuns...)...)
+	// the Rollout as the cluster has it, none of its runs
+	w := fakeClient(running.Rollout)
+	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
+		LocalWatch: func() (dynamic.Interface, error) { return w, nil }, Watch: &watchcache.Options{}})
+	m := p.Run(analysisRun(), metric(watchCfg))
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.Actions()) < 6 && time.Now().Before(deadline) {
+		p.Resume(analysisRun(), metric(watchCfg), m)
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	for i := 0; i < 5; i++ {
+		before := reads(c)
+		r := p.Resume(analysisRun(), metric(watchCfg), m)
+		if reads(c) == before {
+			t.Fatalf("measurement %d answered from watches that lack the Rollout's run: %s %q", i, r.Phase, r.Message)
+		}
+		if r.Phase != v1alpha1.AnalysisPhaseRunning || !strings.Contains(r.Message, "1/3 measurements") {
+			t.Fatalf("measurement %d: %s %q, want the direct read's Running", i, r.Phase, r.Message)
 		}
 	}
 }

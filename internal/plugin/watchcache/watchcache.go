@@ -39,6 +39,18 @@ var (
 	resources    = [...]schema.GroupVersionResource{Rollouts, AnalysisRuns, Experiments}
 )
 
+// VerificationRuns is the label by which the analysisruns informer leaves out Kargo's verification runs:
+// Kargo labels each with its Stage (v1.11.2 pkg/rollouts/analysis_run_builder.go buildMetadata; every
+// release has). They are the plugin's own measurements, never judged, and the analysis controller writes
+// each of them every pollInterval: watched where they share the Rollout's namespace, every measurement
+// came back to the plugin as an event to decode, and each run's measurement history stayed in memory. The runs the plugin judges, a Rollout's and its experiments',
+// are never labelled so by Rollouts; a run the Rollout names that the view lacks is read directly
+// (rolloutplugin readCached).
+const VerificationRuns = "kargo.akuity.io/stage"
+
+// unjudged is the analysisruns informer's label selector: every run but Kargo's verifications.
+var unjudged = "!" + VerificationRuns
+
 // Defaults of Options.
 const (
 	DefaultIdle  = 10 * time.Minute
@@ -148,8 +160,13 @@ func (c *Cache) start(k key, where string, client dynamic.Interface) *space {
 		w := &watched{}
 		res := client.Resource(gvr).Namespace(k.namespace)
 		what := gvr.Resource
+		selector := ""
+		if gvr == AnalysisRuns {
+			selector = unjudged
+		}
 		lw := &cache.ListWatch{
 			ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+				o.LabelSelector = selector
 				l, err := res.List(context.Background(), o)
 				if err != nil {
 					c.fail(s, "list", what, err)
@@ -157,6 +174,7 @@ func (c *Cache) start(k key, where string, client dynamic.Interface) *space {
 				return l, err
 			},
 			WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+				o.LabelSelector = selector
 				wi, err := res.Watch(context.Background(), o)
 				if err != nil {
 					c.fail(s, "watch", what, err)
@@ -332,9 +350,14 @@ func (v View) Rollout(name string) (map[string]any, bool) {
 	return v.get(0, name)
 }
 
-// AnalysisRun is the named run, if the view holds it.
+// AnalysisRun is the named run, if the view holds it (never a verification run: VerificationRuns).
 func (v View) AnalysisRun(name string) (map[string]any, bool) {
 	return v.get(1, name)
+}
+
+// Experiment is the named experiment, if the view holds it.
+func (v View) Experiment(name string) (map[string]any, bool) {
+	return v.get(2, name)
 }
 
 func (v View) get(i int, name string) (map[string]any, bool) {

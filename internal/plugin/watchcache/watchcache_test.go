@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // TestTransform: what is stored of a Rollout keeps what the judgement reads (its spec but the pod
@@ -85,5 +86,49 @@ func TestIdle(t *testing.T) {
 	wc.View("local", "here", newClient, "shop")
 	if n := wc.Namespaces(); n != 1 {
 		t.Fatalf("%d namespaces watched after a new measurement", n)
+	}
+}
+
+// TestVerificationRunsLeftOut: the analysisruns informer lists and watches every run but Kargo's
+// verifications, which the plugin never judges.
+func TestVerificationRunsLeftOut(t *testing.T) {
+	run := func(name string, labels map[string]any) runtime.Object {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun",
+			"metadata": map[string]any{"name": name, "namespace": "shop", "labels": labels}}}
+	}
+	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		Rollouts: "RolloutList", AnalysisRuns: "AnalysisRunList", Experiments: "ExperimentList"},
+		run("checkout-54d7c4976f-2-1", map[string]any{"rollouts-pod-template-hash": "54d7c4976f"}),
+		run("experiment-run", map[string]any{}),
+		run("test.01jd.abc1234", map[string]any{VerificationRuns: "test", "kargo.akuity.io/freight-collection": "abc1234"}))
+	wc := New(Options{})
+	defer wc.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	var v View
+	for ok := false; !ok; {
+		if time.Now().After(deadline) {
+			t.Fatal("not live within 5s")
+		}
+		v, ok = wc.View("local", "here", func() (dynamic.Interface, error) { return c, nil }, "shop")
+		time.Sleep(10 * time.Millisecond)
+	}
+	for name, want := range map[string]bool{"checkout-54d7c4976f-2-1": true, "experiment-run": true, "test.01jd.abc1234": false} {
+		if _, ok := v.AnalysisRun(name); ok != want {
+			t.Errorf("run %s in the view: %v, want %v", name, ok, want)
+		}
+	}
+	for _, a := range c.Actions() {
+		if a.GetResource() == AnalysisRuns && (a.GetVerb() == "list" || a.GetVerb() == "watch") {
+			var sel string
+			switch a := a.(type) {
+			case k8stesting.ListAction:
+				sel = a.GetListRestrictions().Labels.String()
+			case k8stesting.WatchAction:
+				sel = a.GetWatchRestrictions().Labels.String()
+			}
+			if sel != "!"+VerificationRuns {
+				t.Errorf("%s analysisruns with selector %q", a.GetVerb(), sel)
+			}
+		}
 	}
 }

@@ -51,6 +51,14 @@ type Cluster struct {
 	Kubeconfig string
 }
 
+// PID is the API server program's process (etcd with it), whose CPU and memory the load reports.
+func (c *Cluster) PID() int {
+	if c.cmd == nil || c.cmd.Process == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
 // ClusterOptions are flags of the API server program (../apiserver): RBAC authorization, the audit log
 // file, and a data directory that a later StartClusterWith on the same directory restarts from.
 type ClusterOptions struct {

@@ -46,8 +46,8 @@ func RunReliability(t *testing.T, update bool) {
 			rep.Faults = append(rep.Faults, res)
 		})
 	}
-	for _, n := range loadSizes(t) {
-		t.Run(fmt.Sprintf("Load%d", n), func(t *testing.T) { rep.Loads = append(rep.Loads, load(t, r, tl, n)...) })
+	for _, l := range loadSpecs(t) {
+		t.Run(l.name(), func(t *testing.T) { rep.Loads = append(rep.Loads, load(t, r, tl, l)...) })
 	}
 	if t.Failed() || !update {
 		return
@@ -271,13 +271,17 @@ func mergeReport(t *testing.T, rep *relReport, path string) {
 		rep.Machine, rep.LeastPrivilege, rep.KubeconfigSecret, rep.Oversized, rep.Faults =
 			old.Machine, old.LeastPrivilege, old.KubeconfigSecret, old.Oversized, old.Faults
 	}
-	measured := map[int]bool{}
+	type key struct {
+		n    int
+		ctrl controllerSettings
+	}
+	measured := map[key]bool{}
 	for _, l := range rep.Loads {
-		measured[l.Rollouts] = true
+		measured[key{l.Rollouts, l.Controller}] = true
 	}
 	var loads []loadResult
 	for _, l := range old.Loads {
-		if !measured[l.Rollouts] {
+		if !measured[key{l.Rollouts, l.Controller}] {
 			loads = append(loads, l)
 		}
 	}

@@ -15,23 +15,72 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// loadSizes are the loads to run: $E2E_RELIABILITY_LOAD, comma-separated Rollout counts (default 200).
-func loadSizes(t *testing.T) []int {
+// loadSpec is one load: its Rollouts and the analysis controller's settings it runs with.
+type loadSpec struct {
+	n    int
+	ctrl controllerSettings
+}
+
+// name is the load's subtest name, and prefix that of its namespaces: a load run again with other
+// controller settings has namespaces of its own.
+func (l loadSpec) name() string {
+	if l.ctrl == defaultController {
+		return fmt.Sprintf("Load%d", l.n)
+	}
+	return fmt.Sprintf("Load%dQPS%dThreads%d", l.n, l.ctrl.QPS, l.ctrl.Threads)
+}
+
+func (l loadSpec) prefix() string {
+	if l.ctrl == defaultController {
+		return fmt.Sprintf("load%d-", l.n)
+	}
+	return fmt.Sprintf("load%d-q%d-t%d-", l.n, l.ctrl.QPS, l.ctrl.Threads)
+}
+
+// loadSpecs are the loads to run: $E2E_RELIABILITY_LOAD, comma-separated, each a Rollout count (default
+// 200) with the controller's defaults, or N@QPS or N@QPS/THREADS: the analysis controller run with
+// --qps QPS --burst 2×QPS (the defaults' ratio) and --analysis-threads THREADS (default 30), as a
+// platform team raises them for a fleet.
+func loadSpecs(t *testing.T) []loadSpec {
 	spec := os.Getenv("E2E_RELIABILITY_LOAD")
 	if spec == "" {
 		spec = "200"
 	}
-	var out []int
+	var out []loadSpec
 	for _, f := range strings.Split(spec, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 || n%loadPerNamespace != 0 {
-			t.Fatalf("E2E_RELIABILITY_LOAD=%q: want Rollout counts, multiples of %d", spec, loadPerNamespace)
+		l, err := parseLoadSpec(strings.TrimSpace(f))
+		if err != nil {
+			t.Fatalf("E2E_RELIABILITY_LOAD=%q: %v", spec, err)
 		}
-		if n > 0 {
-			out = append(out, n)
+		if l.n > 0 {
+			out = append(out, l)
 		}
 	}
 	return out
+}
+
+func parseLoadSpec(f string) (loadSpec, error) {
+	l := loadSpec{ctrl: defaultController}
+	count, ctrl, hasCtrl := strings.Cut(f, "@")
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 0 || n%loadPerNamespace != 0 {
+		return l, fmt.Errorf("%q: want a Rollout count, a multiple of %d", f, loadPerNamespace)
+	}
+	l.n = n
+	if !hasCtrl {
+		return l, nil
+	}
+	qps, threads, hasThreads := strings.Cut(ctrl, "/")
+	if l.ctrl.QPS, err = strconv.Atoi(qps); err != nil || l.ctrl.QPS <= 0 {
+		return l, fmt.Errorf("%q: want N@QPS or N@QPS/THREADS with positive numbers", f)
+	}
+	l.ctrl.Burst = 2 * l.ctrl.QPS
+	if hasThreads {
+		if l.ctrl.Threads, err = strconv.Atoi(threads); err != nil || l.ctrl.Threads <= 0 {
+			return l, fmt.Errorf("%q: want N@QPS or N@QPS/THREADS with positive numbers", f)
+		}
+	}
+	return l, nil
 }
 
 const (
@@ -47,6 +96,8 @@ const (
 
 // loadResult is one load's figures, for one provider.
 type loadResult struct {
+	// Controller is the analysis controller's client rate limit and thread count the load ran with.
+	Controller controllerSettings `json:"controller"`
 	// Provider is "plugin" (ours) or "web" (Argo Rollouts' built-in web provider querying the test's
 	// metrics server: the duplicate query a Kargo user writes instead).
 	Provider   string `json:"provider"`
@@ -82,6 +133,10 @@ type loadResult struct {
 	PluginCPU     float64 `json:"pluginCpuCores,omitempty"` // CPU seconds per second of the window
 	ControllerRSS int64   `json:"controllerRssBytes"`
 	ControllerCPU float64 `json:"controllerCpuCores"`
+	// the API server program (kube-apiserver and its embedded etcd), where a load past the controller's
+	// rate limit meets the machine's two cores
+	APIServerRSS int64   `json:"apiServerRssBytes,omitempty"`
+	APIServerCPU float64 `json:"apiServerCpuCores,omitempty"`
 	LoadAvg       string  `json:"loadAvg"` // /proc/loadavg at the window's end: the machine is shared
 	// PluginLogged is what the plugin logged in the window (a refused or broken watch), folded
 	PluginLogged []string `json:"pluginLogged,omitempty"`
@@ -136,7 +191,14 @@ type loadTarget struct{ ns, name string }
 // turn, starts a verification of each Rollout (the generated template as it is, pollInterval and
 // apiTimeout the plugin's defaults; or the web provider's metric with the same interval) and measures
 // loadRounds poll intervals once every verification was measured.
-func load(t *testing.T, r *rig, tl *Timeline, n int) []loadResult {
+func load(t *testing.T, r *rig, tl *Timeline, spec loadSpec) []loadResult {
+	n := spec.n
+	if r.ctrlSettings != spec.ctrl {
+		r.ctrlSettings = spec.ctrl
+		if err := r.restartController(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	mid := relMid(t, tl)
 	begin := time.Now()
 	ro, err := frameRollout(tl.Frames[mid])
@@ -147,7 +209,7 @@ func load(t *testing.T, r *rig, tl *Timeline, n int) []loadResult {
 	var targets []loadTarget
 	for i := 0; i < n/loadPerNamespace; i++ {
 		for j := 0; j < loadPerNamespace; j++ {
-			targets = append(targets, loadTarget{fmt.Sprintf("load%d-%03d", n, i), fmt.Sprintf("ro-%02d", j)})
+			targets = append(targets, loadTarget{fmt.Sprintf("%s%03d", spec.prefix(), i), fmt.Sprintf("ro-%02d", j)})
 		}
 	}
 	err = parallel(n/loadPerNamespace, func(i int) error {
@@ -168,7 +230,7 @@ func load(t *testing.T, r *rig, tl *Timeline, n int) []loadResult {
 	stored := time.Since(begin)
 	var out []loadResult
 	for i, p := range loadProviders(t) {
-		res := loadRow(t, r, n, p, image, targets)
+		res := loadRow(t, r, spec, p, image, targets)
 		if i == 0 {
 			res.SetupSeconds += int(stored.Seconds())
 		}
@@ -207,8 +269,9 @@ func parallel(n int, f func(int) error) error {
 }
 
 // loadRow starts one provider's verification of every target and measures it.
-func loadRow(t *testing.T, r *rig, n int, provider, image string, targets []loadTarget) loadResult {
-	res := loadResult{Provider: provider, Rollouts: n, Namespaces: n / loadPerNamespace}
+func loadRow(t *testing.T, r *rig, spec loadSpec, provider, image string, targets []loadTarget) loadResult {
+	n := spec.n
+	res := loadResult{Controller: spec.ctrl, Provider: provider, Rollouts: n, Namespaces: n / loadPerNamespace}
 	begin := time.Now()
 	var mu sync.Mutex
 	keys := map[string]bool{}
@@ -278,17 +341,18 @@ func loadRow(t *testing.T, r *rig, n int, provider, image string, targets []load
 		return u
 	}
 	self := os.Getpid()
-	u0, c0 := usage(pid), usage(self)
+	api := r.cluster.PID()
+	u0, c0, a0 := usage(pid), usage(self), usage(api)
 	web0 := r.metrics.Requests()[Endpoint{Metric: webMetric}]
 	from := time.Now()
 	res.SetupSeconds = int(from.Sub(begin).Seconds())
 	window := loadRounds * loadPollInterval
 	time.Sleep(window)
 	to := time.Now()
-	u1, c1 := usage(pid), usage(self)
+	u1, c1, a1 := usage(pid), usage(self), usage(api)
 	web1 := r.metrics.Requests()[Endpoint{Metric: webMetric}]
 	queued := r.ctrl.queue.Len()
-	res.PluginLogged = foldLines(r.pluginLog.since(from, fmt.Sprintf(" load%d-", n)))
+	res.PluginLogged = foldLines(r.pluginLog.since(from, " "+spec.prefix()))
 	if len(res.PluginLogged) > 5 {
 		res.PluginLogged = append(res.PluginLogged[:5], fmt.Sprintf("… %d more", len(res.PluginLogged)-5))
 	}
@@ -302,9 +366,13 @@ func loadRow(t *testing.T, r *rig, n int, provider, image string, targets []load
 	}
 	res.ControllerRSS = c1.RSS
 	res.ControllerCPU = round2(float64(c1.CPU-c0.CPU) / float64(to.Sub(from)))
+	if api != 0 {
+		res.APIServerRSS = a1.RSS
+		res.APIServerCPU = round2(float64(a1.CPU-a0.CPU) / float64(to.Sub(from)))
+	}
 	// the verifications stop here, so the next row measures its own
 	for i := 0; i < res.Namespaces; i++ {
-		ns := fmt.Sprintf("load%d-%03d", n, i)
+		ns := fmt.Sprintf("%s%03d", spec.prefix(), i)
 		_ = r.admin.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{},
 			metav1.ListOptions{LabelSelector: kargoStageLabel})
 	}
@@ -355,7 +423,7 @@ func loadRow(t *testing.T, r *rig, n int, provider, image string, targets []load
 		due := float64(n) / loadPollInterval.Seconds()
 		rate := float64(res.Measurements) / to.Sub(from).Seconds()
 		res.StoppedBy = fmt.Sprintf("the controller's work queue held %d runs at the window's end; it wrote %.1f measurements a second of the %.0f due, each one status write through its client's rate limit of %d requests a second (--qps %d, --burst %d)",
-			queued, rate, due, controllerQPS, controllerQPS, controllerBurst)
+			queued, rate, due, spec.ctrl.QPS, spec.ctrl.QPS, spec.ctrl.Burst)
 	}
 	time.Sleep(time.Second) // the audit log is written as requests complete
 	events, err := r.audit(saUser(relSystemNS, relPluginSA), from, to)
@@ -365,7 +433,7 @@ func loadRow(t *testing.T, r *rig, n int, provider, image string, targets []load
 	counts := map[string]int{}
 	total := 0
 	for _, e := range events {
-		if !strings.HasPrefix(e.ObjectRef.Namespace, fmt.Sprintf("load%d-", n)) {
+		if !strings.HasPrefix(e.ObjectRef.Namespace, spec.prefix()) {
 			continue
 		}
 		counts[e.Verb+" "+e.ObjectRef.Resource]++

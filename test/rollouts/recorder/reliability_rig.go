@@ -57,11 +57,21 @@ const (
 	relLocalSA      = "plugin-local"
 	relScenario     = "canary-step-successful"
 	relExperiment   = "canary-experiment-successful"
-	// analysisThreads is the controller's default (controller.DefaultAnalysisThreads).
-	analysisThreads = 30
-	// the controller main's client rate limit (cmd/rollouts-controller --qps, --burst defaults)
-	controllerQPS, controllerBurst = 40, 80
 )
+
+// controllerSettings are the analysis controller's client rate limit (cmd/rollouts-controller --qps,
+// --burst) and its --analysis-threads.
+type controllerSettings struct {
+	QPS     int `json:"qps"`
+	Burst   int `json:"burst"`
+	Threads int `json:"analysisThreads"`
+}
+
+// defaultController is what the controller main runs with unless told otherwise: --qps and --burst
+// default to defaults.DefaultQPS and DefaultBurst (40, 80; cmd/rollouts-controller/main.go), and
+// --analysis-threads to controller.DefaultAnalysisThreads (30; controller/controller.go, a package whose
+// imports this module does not carry).
+var defaultController = controllerSettings{QPS: int(defaults.DefaultQPS), Burst: defaults.DefaultBurst, Threads: 30}
 
 var (
 	rolloutsRes     = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
@@ -87,6 +97,7 @@ type rig struct {
 	logs                      *logTap
 	pluginLog                 *lineLog       // the plugin's own lines, from its stderr as the controller logs it
 	metrics                   *MetricsServer // what the web verifications query
+	ctrlSettings              controllerSettings
 }
 
 // newRig starts the cluster and the controller; Close stops both.
@@ -94,7 +105,7 @@ func newRig(t *testing.T) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	r := &rig{t: t, opts: ClusterOptions{RBAC: true, AuditLog: filepath.Join(dir, "audit.log"), DataDir: filepath.Join(dir, "data")},
-		runTemplate: map[string]*v1alpha1.AnalysisRun{}}
+		runTemplate: map[string]*v1alpha1.AnalysisRun{}, ctrlSettings: defaultController}
 	if err := os.MkdirAll(r.opts.DataDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +321,7 @@ func (r *rig) startController() error {
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = controllerQPS, controllerBurst
+	cfg.QPS, cfg.Burst = float32(r.ctrlSettings.QPS), r.ctrlSettings.Burst
 	ar := &analysisRig{done: make(chan struct{}), writes: &writeLog{last: map[string]string{}}}
 	ar.queue = &timedQueue{RateLimitingInterface: workqueue.NewNamedRateLimitingQueue(queue.DefaultArgoRolloutsRateLimiter(), "AnalysisRuns"),
 		started: map[string]time.Time{}}
@@ -348,7 +359,7 @@ func (r *rig) startController() error {
 	kubeInf.WaitForCacheSync(ctx.Done())
 	go func() {
 		defer close(ar.done)
-		_ = ac.Run(ctx, analysisThreads)
+		_ = ac.Run(ctx, r.ctrlSettings.Threads)
 	}()
 	r.ctrl = ar
 	return nil

@@ -1,0 +1,34 @@
+package recorder
+
+import "testing"
+
+func TestParseLoadSpec(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		want   loadSpec
+		prefix string
+		err    bool
+	}{
+		{in: "200", want: loadSpec{200, defaultController}, prefix: "load200-"},
+		{in: "2000@400", want: loadSpec{2000, controllerSettings{QPS: 400, Burst: 800, Threads: 30}}, prefix: "load2000-q400-t30-"},
+		{in: "10000@2000/100", want: loadSpec{10000, controllerSettings{QPS: 2000, Burst: 4000, Threads: 100}}, prefix: "load10000-q2000-t100-"},
+		{in: "0", want: loadSpec{0, defaultController}, prefix: "load0-"},
+		{in: "205", err: true},
+		{in: "x", err: true},
+		{in: "200@", err: true},
+		{in: "200@0", err: true},
+		{in: "200@40/", err: true},
+		{in: "200@40/-1", err: true},
+	} {
+		got, err := parseLoadSpec(c.in)
+		if c.err {
+			if err == nil {
+				t.Errorf("%q: no error, got %+v", c.in, got)
+			}
+			continue
+		}
+		if err != nil || got != c.want || got.prefix() != c.prefix {
+			t.Errorf("%q: %+v %q %v, want %+v %q", c.in, got, got.prefix(), err, c.want, c.prefix)
+		}
+	}
+}
