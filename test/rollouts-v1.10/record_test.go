@@ -17,16 +17,30 @@ var update = flag.Bool("update", false, "rewrite the recorded timelines in test/
 
 var env *recorder.Env
 
+// The recorder's API server program and metrics server are shared by the tests of this package (each
+// scenario gets a namespace of its own); sharedEnv starts them for the first test that needs them, so a
+// run of the reliability tests alone (which start clusters of their own) does not start them.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	var err error
-	if env, err = recorder.NewEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	env.Close()
+	if env != nil {
+		env.Close()
+	}
 	os.Exit(code)
+}
+
+var envErr error
+
+func sharedEnv(t *testing.T) *recorder.Env {
+	if env == nil && envErr == nil {
+		if env, envErr = recorder.NewEnv(); envErr != nil {
+			envErr = fmt.Errorf("the shared cluster: %w", envErr)
+		}
+	}
+	if envErr != nil {
+		t.Fatal(envErr)
+	}
+	return env
 }
 
 // TestVersion pins what this module is for: a build without the tag would wire the v1.8 controllers.
@@ -36,15 +50,20 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestRecord(t *testing.T) { recorder.RunRecord(t, env, *update) }
+func TestRecord(t *testing.T) { recorder.RunRecord(t, sharedEnv(t), *update) }
 
-func TestGuard(t *testing.T) { recorder.RunGuard(t, env) }
+func TestGuard(t *testing.T) { recorder.RunGuard(t, sharedEnv(t)) }
 
 // TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
-func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, env, *update) }
+func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, sharedEnv(t), *update) }
 
 // TestExperimentTerminate: what the Experiment terminate action leads to (docs/actions.md).
-func TestExperimentTerminate(t *testing.T) { recorder.RunExperimentTerminate(t, env) }
+func TestExperimentTerminate(t *testing.T) { recorder.RunExperimentTerminate(t, sharedEnv(t)) }
 
 // TestPluginRemoved: a verification run naming the plugin after its removal (docs/install.md).
-func TestPluginRemoved(t *testing.T) { recorder.RunPluginRemoved(t, env) }
+func TestPluginRemoved(t *testing.T) { recorder.RunPluginRemoved(t, sharedEnv(t)) }
+
+// TestReliability: the plugin under faults, with least privilege, on oversized objects and under load, in
+// v1.10.2's analysis controller (docs/reliability.md "Load on Rollouts v1.10.2"); it starts clusters of
+// its own. make reliability runs its loads; make e2e runs the one of v1.8.5.
+func TestReliability(t *testing.T) { recorder.RunReliability(t, *update) }

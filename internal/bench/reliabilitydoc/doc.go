@@ -13,9 +13,87 @@ const maxRequests = 0.05
 // RunFile is the committed report of the Rollouts version the rig runs (test/rollouts/recorder, v1.8.5).
 const RunFile = "v1.8.5.json"
 
+// RunFile110 is the report of the same rig in Rollouts v1.10.2's analysis controller, whose loads the page
+// shows beside v1.8.5's.
+const RunFile110 = "v1.10.2.json"
+
+// loadTables renders the rows of a report's loads and what they held of the issue's goals.
+func loadTables(p func(string, ...any), loads []Load) {
+	p("| Rollouts | controller | provider | setup | window | measurements (per s) | Error | fewest per run (of) | latency p50 / p99 / max | late p50 / p99 / max | late > pollInterval | API requests per measurement | metrics queries per measurement | plugin peak RSS | plugin CPU | controller process CPU, RSS | API server CPU, RSS | load average |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, l := range loads {
+		var req []string
+		for _, k := range sortedKeys(l.Requests) {
+			req = append(req, fmt.Sprintf("%s %.2f", k, l.Requests[k]))
+		}
+		api, plugRSS, plugCPU, queries := "—", "—", "—", "—"
+		if l.Provider == "plugin" {
+			api = fmt.Sprintf("%.3f", l.RequestsTotal)
+			if len(req) > 0 {
+				api += " (" + strings.Join(req, ", ") + ")"
+			}
+			plugRSS, plugCPU, queries = mb(l.PluginPeakRSS), fmt.Sprintf("%.2f cores", l.PluginCPU), "0"
+		} else {
+			queries = fmt.Sprintf("%.2f", l.MetricsRequests)
+		}
+		apiServer := "—" // not measured before the rows had it
+		if l.APIServerRSS > 0 {
+			apiServer = fmt.Sprintf("%.2f cores, %s", l.APIServerCPU, mb(l.APIServerRSS))
+		}
+		p("| %d | %s | %s | %d s | %d s | %d (%.1f) | %d | %d (%d) | %d / %d / %d ms | %d / %d / %d ms | %d | %s | %s | %s | %s | %.2f cores, %s | %s | %s |\n",
+			l.Rollouts, l.Controller, l.Provider, l.SetupSeconds, l.WindowSeconds, l.Measurements, l.PerSecond(), l.Errors, l.FewestPerRun, l.ExpectedRun,
+			l.LatencyMS.P50, l.LatencyMS.P99, l.LatencyMS.Max, l.LateMS.P50, l.LateMS.P99, l.LateMS.Max,
+			l.LateByPoll, api, queries, plugRSS, plugCPU, l.ControllerCPU, mb(l.ControllerRSS), apiServer, l.LoadAvg)
+	}
+	p("\n")
+	for _, l := range loads {
+		if l.Rollouts != 200 || l.Provider != "plugin" {
+			continue
+		}
+		p("At 200 Rollouts (the bounds TestReliability asserts of the plugin): every measurement answered within apiTimeout — %s;\n"+
+			"none lost (every run measured at least %d times in %d intervals) — %s; none late by more than one interval — %s;\n"+
+			"plugin RSS below 100 MB — %s (%s); at most %.2f API requests a measurement — %s (%.3f).\n\n",
+			check(l.OverTimeout == 0 && l.Errors == 0), l.ExpectedRun-1, l.ExpectedRun, check(l.FewestPerRun >= l.ExpectedRun-1),
+			check(l.LateByPoll == 0), check(l.PluginPeakRSS < 100<<20), mb(l.PluginPeakRSS), maxRequests, check(l.RequestsTotal <= maxRequests), l.RequestsTotal)
+	}
+	for _, l := range loads {
+		if l.Provider != "plugin" {
+			continue
+		}
+		for _, w := range loads {
+			if w.Provider != "web" || w.Rollouts != l.Rollouts || w.Controller != l.Controller {
+				continue
+			}
+			p("%d Rollouts (%s), plugin against web: %.2f× the measurements a second (goal ≥ 0.95×) — %s; latency p99 %.2f× (goal ≤ 2×) — %s;\n"+
+				"late by more than an interval: plugin %d, web %d (goal 0) — %s; Error: plugin %d (goal 0) — %s; every run measured at least %d times in %d intervals: plugin %d, web %d — %s;\n"+
+				"API requests a measurement %.3f (goal ≤ %.2f) — %s.\n\n",
+				l.Rollouts, l.Controller, l.PerSecond()/max(w.PerSecond(), 0.001), check(l.PerSecond() >= 0.95*w.PerSecond()),
+				float64(l.LatencyMS.P99)/float64(max(w.LatencyMS.P99, 1)), check(l.LatencyMS.P99 <= 2*max(w.LatencyMS.P99, 1)),
+				l.LateByPoll, w.LateByPoll, check(l.LateByPoll == 0), l.Errors, check(l.Errors == 0),
+				l.ExpectedRun-1, l.ExpectedRun, l.FewestPerRun, w.FewestPerRun, check(l.FewestPerRun >= l.ExpectedRun-1),
+				l.RequestsTotal, maxRequests, check(l.RequestsTotal <= maxRequests))
+		}
+	}
+	for _, l := range loads {
+		if l.StoppedBy != "" {
+			p("At %d Rollouts (%s; %s): %s.\n\n", l.Rollouts, l.Controller, l.Provider, l.StoppedBy)
+		}
+	}
+	for _, l := range loads {
+		if l.Rollouts > 200 && l.Provider == "plugin" {
+			p("The %d-Rollout load (%s; outside CI) took %d s to set up (the Rollouts, their runs and the plugin's verifications) and %d s to measure each row.\n\n", l.Rollouts, l.Controller, l.SetupSeconds, l.WindowSeconds)
+		}
+	}
+
+}
+
 // Document renders the page from the report in runDir and the fuzz output in fuzzFile, below its title,
 // which is the doc's own (docs/reliability.md), above the block.
 func Document(runDir, fuzzFile string) (string, error) {
+	r110, err := ReadReport(filepath.Join(runDir, RunFile110))
+	if err != nil {
+		return "", err
+	}
 	r, err := ReadReport(filepath.Join(runDir, RunFile))
 	if err != nil {
 		return "", err
@@ -67,72 +145,11 @@ machine are upper bounds; the load average at each window's end is in the table.
 		"plugin's, from the audit log (its informers' watches opened before the window are not in it); queries:\n" +
 		"the metrics server's. CPU and RSS: the plugin process, and the test process, which is the analysis\n" +
 		"controller (where the web provider's queries run) with the rig around it.\n\n")
-	p("| Rollouts | controller | provider | setup | window | measurements (per s) | Error | fewest per run (of) | latency p50 / p99 / max | late p50 / p99 / max | late > pollInterval | API requests per measurement | metrics queries per measurement | plugin peak RSS | plugin CPU | controller process CPU, RSS | API server CPU, RSS | load average |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, l := range r.Loads {
-		var req []string
-		for _, k := range sortedKeys(l.Requests) {
-			req = append(req, fmt.Sprintf("%s %.2f", k, l.Requests[k]))
-		}
-		api, plugRSS, plugCPU, queries := "—", "—", "—", "—"
-		if l.Provider == "plugin" {
-			api = fmt.Sprintf("%.3f", l.RequestsTotal)
-			if len(req) > 0 {
-				api += " (" + strings.Join(req, ", ") + ")"
-			}
-			plugRSS, plugCPU, queries = mb(l.PluginPeakRSS), fmt.Sprintf("%.2f cores", l.PluginCPU), "0"
-		} else {
-			queries = fmt.Sprintf("%.2f", l.MetricsRequests)
-		}
-		apiServer := "—" // not measured before the rows had it
-		if l.APIServerRSS > 0 {
-			apiServer = fmt.Sprintf("%.2f cores, %s", l.APIServerCPU, mb(l.APIServerRSS))
-		}
-		p("| %d | %s | %s | %d s | %d s | %d (%.1f) | %d | %d (%d) | %d / %d / %d ms | %d / %d / %d ms | %d | %s | %s | %s | %s | %.2f cores, %s | %s | %s |\n",
-			l.Rollouts, l.Controller, l.Provider, l.SetupSeconds, l.WindowSeconds, l.Measurements, l.PerSecond(), l.Errors, l.FewestPerRun, l.ExpectedRun,
-			l.LatencyMS.P50, l.LatencyMS.P99, l.LatencyMS.Max, l.LateMS.P50, l.LateMS.P99, l.LateMS.Max,
-			l.LateByPoll, api, queries, plugRSS, plugCPU, l.ControllerCPU, mb(l.ControllerRSS), apiServer, l.LoadAvg)
-	}
-	p("\n")
-	for _, l := range r.Loads {
-		if l.Rollouts != 200 || l.Provider != "plugin" {
-			continue
-		}
-		p("At 200 Rollouts (the bounds TestReliability asserts of the plugin): every measurement answered within apiTimeout — %s;\n"+
-			"none lost (every run measured at least %d times in %d intervals) — %s; none late by more than one interval — %s;\n"+
-			"plugin RSS below 100 MB — %s (%s); at most %.2f API requests a measurement — %s (%.3f).\n\n",
-			check(l.OverTimeout == 0 && l.Errors == 0), l.ExpectedRun-1, l.ExpectedRun, check(l.FewestPerRun >= l.ExpectedRun-1),
-			check(l.LateByPoll == 0), check(l.PluginPeakRSS < 100<<20), mb(l.PluginPeakRSS), maxRequests, check(l.RequestsTotal <= maxRequests), l.RequestsTotal)
-	}
-	for _, l := range r.Loads {
-		if l.Provider != "plugin" {
-			continue
-		}
-		for _, w := range r.Loads {
-			if w.Provider != "web" || w.Rollouts != l.Rollouts || w.Controller != l.Controller {
-				continue
-			}
-			p("%d Rollouts (%s), plugin against web: %.2f× the measurements a second (goal ≥ 0.95×) — %s; latency p99 %.2f× (goal ≤ 2×) — %s;\n"+
-				"late by more than an interval: plugin %d, web %d (goal 0) — %s; Error: plugin %d (goal 0) — %s; every run measured at least %d times in %d intervals: plugin %d, web %d — %s;\n"+
-				"API requests a measurement %.3f (goal ≤ %.2f) — %s.\n\n",
-				l.Rollouts, l.Controller, l.PerSecond()/max(w.PerSecond(), 0.001), check(l.PerSecond() >= 0.95*w.PerSecond()),
-				float64(l.LatencyMS.P99)/float64(max(w.LatencyMS.P99, 1)), check(l.LatencyMS.P99 <= 2*max(w.LatencyMS.P99, 1)),
-				l.LateByPoll, w.LateByPoll, check(l.LateByPoll == 0), l.Errors, check(l.Errors == 0),
-				l.ExpectedRun-1, l.ExpectedRun, l.FewestPerRun, w.FewestPerRun, check(l.FewestPerRun >= l.ExpectedRun-1),
-				l.RequestsTotal, maxRequests, check(l.RequestsTotal <= maxRequests))
-		}
-	}
-	for _, l := range r.Loads {
-		if l.StoppedBy != "" {
-			p("At %d Rollouts (%s; %s): %s.\n\n", l.Rollouts, l.Controller, l.Provider, l.StoppedBy)
-		}
-	}
-	for _, l := range r.Loads {
-		if l.Rollouts > 200 && l.Provider == "plugin" {
-			p("The %d-Rollout load (%s; outside CI) took %d s to set up (the Rollouts, their runs and the plugin's verifications) and %d s to measure each row.\n\n", l.Rollouts, l.Controller, l.SetupSeconds, l.WindowSeconds)
-		}
-	}
-
+	loadTables(p, r.Loads)
+	p("### Load on Rollouts %s\n\n", r110.Version())
+	p("The same loads in Argo Rollouts %s's analysis controller (test/rollouts-v1.10 TestReliability, %s), whose\n"+
+		"log formatter no longer grows with every reconcile (see the notes below).\n\n", r110.Version(), r110.Machine.Started)
+	loadTables(p, r110.Loads)
 	p("## Faults\n\n")
 	p("Each fault in a namespace of its own, on a verification in flight (`pollInterval` 2 s), then the frame\n" +
 		"that ends the timeline (the revision promoted, its analysis Successful) to see the verification end.\n" +

@@ -209,3 +209,12 @@ func check(ok bool) string {
 	}
 	return "**not held**"
 }
+
+// Version is the Argo Rollouts version the report's controller ran ("v1.8.5"), from its description.
+func (r Report) Version() string {
+	f := strings.Fields(r.Controller)
+	if len(f) < 2 {
+		return r.Controller
+	}
+	return strings.TrimSuffix(f[1], ",")
+}

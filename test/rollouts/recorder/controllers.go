@@ -12,7 +12,7 @@ import (
 // (build tag rollouts_v1_10, set by the v1.10.2 module's test): analysisConfig and rolloutConfig.
 
 func newAnalysisController(w *World, ms *metrics.MetricsServer, rec record.EventRecorder) *analysis.Controller {
-	return analysis.NewController(analysisConfig(w, analysis.ControllerConfig{
+	return analysis.NewController(analysisConfig(w.kubeInf, analysis.ControllerConfig{
 		KubeClientSet:        w.ctrl.Kube,
 		ArgoProjClientset:    w.ctrl.Argo,
 		AnalysisRunInformer:  w.roInf.analysisRuns,

@@ -5,14 +5,15 @@ package recorder
 import (
 	"github.com/argoproj/argo-rollouts/analysis"
 	"github.com/argoproj/argo-rollouts/rollout"
+	kubeinformers "k8s.io/client-go/informers"
 )
 
 // v1.10's additions to the controllers' configurations (controllers.go).
 
 // analysisConfig: the analysis controller also watches the Pods of its Jobs (ImagePullBackOff makes a
 // Job metric Inconclusive).
-func analysisConfig(w *World, cfg analysis.ControllerConfig) analysis.ControllerConfig {
-	cfg.JobPodsInformer = w.kubeInf.Core().V1().Pods()
+func analysisConfig(kubeInf kubeinformers.SharedInformerFactory, cfg analysis.ControllerConfig) analysis.ControllerConfig {
+	cfg.JobPodsInformer = kubeInf.Core().V1().Pods()
 	return cfg
 }
 

@@ -5,10 +5,13 @@ package recorder
 import (
 	"github.com/argoproj/argo-rollouts/analysis"
 	"github.com/argoproj/argo-rollouts/rollout"
+	kubeinformers "k8s.io/client-go/informers"
 )
 
 // v1.8's additions to the controllers' configurations (controllers.go): none beyond the common fields.
 
-func analysisConfig(_ *World, cfg analysis.ControllerConfig) analysis.ControllerConfig { return cfg }
+func analysisConfig(_ kubeinformers.SharedInformerFactory, cfg analysis.ControllerConfig) analysis.ControllerConfig {
+	return cfg
+}
 
 func rolloutConfig(cfg rollout.ControllerConfig) rollout.ControllerConfig { return cfg }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -137,7 +138,7 @@ type loadResult struct {
 	// rate limit meets the machine's two cores
 	APIServerRSS int64   `json:"apiServerRssBytes,omitempty"`
 	APIServerCPU float64 `json:"apiServerCpuCores,omitempty"`
-	LoadAvg       string  `json:"loadAvg"` // /proc/loadavg at the window's end: the machine is shared
+	LoadAvg      string  `json:"loadAvg"` // /proc/loadavg at the window's end: the machine is shared
 	// PluginLogged is what the plugin logged in the window (a refused or broken watch), folded
 	PluginLogged []string `json:"pluginLogged,omitempty"`
 	StoppedBy    string   `json:"stoppedBy,omitempty"`
@@ -418,12 +419,7 @@ func loadRow(t *testing.T, r *rig, spec loadSpec, provider, image string, target
 		res.MetricsRequests = round2(float64(web1-web0) / float64(res.Measurements))
 	}
 	if res.StoppedBy == "" && res.LateByPoll > 0 {
-		// every measurement is one status write of the controller (analysis/sync.go
-		// persistAnalysisRunStatus), through its client's rate limiter
-		due := float64(n) / loadPollInterval.Seconds()
-		rate := float64(res.Measurements) / to.Sub(from).Seconds()
-		res.StoppedBy = fmt.Sprintf("the controller's work queue held %d runs at the window's end; it wrote %.1f measurements a second of the %.0f due, each one status write through its client's rate limit of %d requests a second (--qps %d, --burst %d)",
-			queued, rate, due, spec.ctrl.QPS, spec.ctrl.QPS, spec.ctrl.Burst)
+		res.StoppedBy = stoppedBy(res, spec, queued, to.Sub(from))
 	}
 	time.Sleep(time.Second) // the audit log is written as requests complete
 	events, err := r.audit(saUser(relSystemNS, relPluginSA), from, to)
@@ -472,6 +468,28 @@ func loadRow(t *testing.T, r *rig, spec loadSpec, provider, image string, target
 		}
 	}
 	return res
+}
+
+// stoppedBy names what held a load that fell behind, from what the window measured. Every measurement is
+// one status write of the controller (analysis/sync.go persistAnalysisRunStatus) through its client's
+// rate limiter: a rate at that limit is the limit; below it, the CPU the plugin, the controller's process
+// and the API server program used is set against the machine's cores.
+func stoppedBy(res loadResult, spec loadSpec, queued int, window time.Duration) string {
+	due := float64(spec.n) / loadPollInterval.Seconds()
+	rate := float64(res.Measurements) / window.Seconds()
+	head := fmt.Sprintf("the controller's work queue held %d runs at the window's end; it wrote %.1f measurements a second of the %.0f due",
+		queued, rate, due)
+	if rate >= 0.9*float64(spec.ctrl.QPS) {
+		return fmt.Sprintf("%s, each one status write through its client's rate limit of %d requests a second (--qps %d, --burst %d)",
+			head, spec.ctrl.QPS, spec.ctrl.QPS, spec.ctrl.Burst)
+	}
+	used := res.PluginCPU + res.ControllerCPU + res.APIServerCPU
+	perMeasurement := 0.0
+	if rate > 0 {
+		perMeasurement = used / rate * 1000
+	}
+	return fmt.Sprintf("%s, below its client's rate limit of %d a second: the machine's CPU, %.2f of its %d cores used (plugin %.2f, controller process %.2f, API server %.2f), %.1f ms of CPU a measurement, so %.0f due a second would need %.2f cores",
+		head, spec.ctrl.QPS, used, runtime.NumCPU(), res.PluginCPU, res.ControllerCPU, res.APIServerCPU, perMeasurement, due, perMeasurement*due/1000)
 }
 
 // maxRequestsPerMeasurement is the issue's bound on the plugin's API requests per measurement once every

@@ -3,6 +3,7 @@
 package recorder
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net"
@@ -131,26 +132,38 @@ type logEntry struct {
 	Message string
 }
 
+// tapLogs reads what the controller's loggers write, not what the standard logger's hooks see: Rollouts
+// v1.10.2 logs a measurement through a logger of its own made from the standard one's output, level and
+// formatter, without its hooks (utils/log WithRedactor), where v1.8.5 wrapped the standard logger's
+// formatter. So the standard logger writes JSON lines to the tap, and each logger made from it does too.
 func tapLogs() *logTap {
 	tap := &logTap{}
 	log.StandardLogger().ReplaceHooks(log.LevelHooks{})
 	log.SetLevel(log.InfoLevel)
-	log.AddHook(tap)
+	log.SetFormatter(&log.JSONFormatter{TimestampFormat: time.RFC3339Nano})
+	log.SetOutput(tap)
 	return tap
 }
 
-func (*logTap) Levels() []log.Level { return log.AllLevels }
-
-func (l *logTap) Fire(e *log.Entry) error {
-	if !strings.HasPrefix(e.Message, "Measurement") {
-		return nil
+// Write takes one entry (logrus writes each in one call) and keeps it if it is about a measurement.
+func (l *logTap) Write(p []byte) (int, error) {
+	if !bytes.Contains(p, []byte(`"msg":"Measurement`)) {
+		return len(p), nil
 	}
-	ns, _ := e.Data["namespace"].(string)
-	name, _ := e.Data["analysisrun"].(string)
+	var e struct {
+		Time        time.Time `json:"time"`
+		Level       string    `json:"level"`
+		Msg         string    `json:"msg"`
+		Namespace   string    `json:"namespace"`
+		AnalysisRun string    `json:"analysisrun"`
+	}
+	if err := json.Unmarshal(p, &e); err != nil {
+		return len(p), nil
+	}
 	l.mu.Lock()
-	l.entries = append(l.entries, logEntry{Time: e.Time, Run: ns + "/" + name, Level: e.Level.String(), Message: e.Message})
+	l.entries = append(l.entries, logEntry{Time: e.Time, Run: e.Namespace + "/" + e.AnalysisRun, Level: e.Level, Message: e.Msg})
 	l.mu.Unlock()
-	return nil
+	return len(p), nil
 }
 
 func (l *logTap) of(run string, from, to time.Time) []logEntry {

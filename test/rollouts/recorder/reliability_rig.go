@@ -336,7 +336,7 @@ func (r *rig) startController() error {
 	runs := tolerantinformer.NewTolerantAnalysisRunInformer(dynInf)
 	kubeInf := kubeinformers.NewSharedInformerFactory(c.Kube, 0)
 	ms := metrics.NewMetricsServer(metrics.ServerConfig{Addr: "127.0.0.1:0", K8SRequestProvider: &metrics.K8sRequestsCountProvider{}})
-	ac := analysis.NewController(analysis.ControllerConfig{
+	ac := analysis.NewController(analysisConfig(kubeInf, analysis.ControllerConfig{
 		KubeClientSet:        c.Kube,
 		ArgoProjClientset:    c.Argo,
 		AnalysisRunInformer:  runs,
@@ -345,7 +345,7 @@ func (r *rig) startController() error {
 		AnalysisRunWorkQueue: ar.queue,
 		MetricsServer:        ms,
 		Recorder:             record.NewFakeEventRecorder(),
-	})
+	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	ar.cancel = cancel
 	dynInf.Start(ctx.Done())
