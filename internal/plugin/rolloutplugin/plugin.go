@@ -91,6 +91,7 @@ type Plugin struct {
 	local      dynamic.Interface
 	localWatch func() (dynamic.Interface, error)
 	cache      *watchcache.Cache
+	memo       memo // Running verdicts judged from the watches (memo.go)
 }
 
 // New returns the plugin.
@@ -298,16 +299,28 @@ func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin, direct
 			return verdict.Verdict{}, secrets, err
 		}
 	}
-	v, err := verdict.Judge(objs, verdict.Options{
+	opts := verdict.Options{
 		Revision:             cfg.Revision,
 		Image:                cfg.Image,
 		Pin:                  pin,
 		InconclusiveDegraded: strings.EqualFold(cfg.Inconclusive, "degraded"),
 		NoAnalysis:           noAnalysis(client, cfg, where),
 		Redact:               secrets,
-	})
+	}
+	key := ""
+	if cached {
+		if key = memoKey(cluster, objs, opts); key != "" {
+			if v, ok := p.memo.get(key); ok {
+				return v, secrets, nil
+			}
+		}
+	}
+	v, err := verdict.Judge(objs, opts)
 	if cached && (err != nil || v.Phase != verdict.Running) {
 		return p.judge(cfg, runNamespace, pin, true)
+	}
+	if key != "" && err == nil {
+		p.memo.put(key, v)
 	}
 	return v, secrets, err
 }

@@ -77,54 +77,71 @@ func untilCached(t *testing.T, p *rolloutplugin.Plugin, direct *dynamicfake.Fake
 
 // TestWatchedRunning: the first measurement reads directly and pins; once the namespace's watches are
 // live a Running measurement makes no request; a change the watch delivers that ends the verification
-// (the rollback of TestPinnedRevision) is confirmed by a direct read before it is answered.
+// (the rollback of TestPinnedRevision) is confirmed by a direct read before it is answered. Versioned, the
+// objects carry resourceVersions as the API server's do, so the Running verdicts are memoized (memo.go),
+// and the rollback's new version is judged, not the memo.
 func TestWatchedRunning(t *testing.T) {
-	running := loadFrame(t, "step-running")
-	c := fakeClient(append([]map[string]any{running.Rollout}, running.AnalysisRuns...)...)
-	log := &syncLog{}
-	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
-		Watch: &watchcache.Options{}, Log: log})
-	before := reads(c)
-	m := p.Run(analysisRun(), metric(watchCfg))
-	if m.Phase != v1alpha1.AnalysisPhaseRunning || reads(c) == before {
-		t.Fatalf("first measurement: %s %q, %d direct reads", m.Phase, m.Message, reads(c)-before)
-	}
-	r := untilCached(t, p, c, m)
-	if r.Phase != v1alpha1.AnalysisPhaseRunning || r.Metadata["revision"] != m.Metadata["revision"] {
-		t.Fatalf("from the watches: %s %q pinned %q", r.Phase, r.Message, r.Metadata["revision"])
-	}
-	stable := running.Rollout["status"].(map[string]any)["stableRS"].(string)
-	rolledBack := deepCopyMap(t, running.Rollout)
-	st := rolledBack["status"].(map[string]any)
-	st["currentPodHash"], st["stableRS"], st["phase"], st["message"] = stable, stable, "Healthy", ""
-	delete(st, "canary")
-	delete(st, "pauseConditions")
-	if _, err := c.Resource(schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}).Namespace("shop").
-		Update(context.Background(), &unstructured.Unstructured{Object: rolledBack}, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		before := reads(c)
-		r = p.Resume(analysisRun(), metric(watchCfg), m)
-		if r.Phase != v1alpha1.AnalysisPhaseRunning {
-			if r.Phase != v1alpha1.AnalysisPhaseFailed || !strings.Contains(r.Message, "replaced by "+stable) {
-				t.Fatalf("after the rollback: %s %q", r.Phase, r.Message)
+	for _, versioned := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unversioned", true: "versioned"}[versioned], func(t *testing.T) {
+			running := loadFrame(t, "step-running")
+			if versioned {
+				setVersion(running.Rollout, "1")
+				for _, r := range running.AnalysisRuns {
+					setVersion(r, "1")
+				}
 			}
-			if reads(c) == before {
-				t.Fatal("a Failed verdict was answered without a direct read")
+			c := fakeClient(append([]map[string]any{running.Rollout}, running.AnalysisRuns...)...)
+			log := &syncLog{}
+			p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
+				Watch: &watchcache.Options{}, Log: log})
+			before := reads(c)
+			m := p.Run(analysisRun(), metric(watchCfg))
+			if m.Phase != v1alpha1.AnalysisPhaseRunning || reads(c) == before {
+				t.Fatalf("first measurement: %s %q, %d direct reads", m.Phase, m.Message, reads(c)-before)
 			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the rollback was not seen within 10s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if log.String() != "" {
-		t.Errorf("logged: %s", log.String())
+			r := untilCached(t, p, c, m)
+			if r.Phase != v1alpha1.AnalysisPhaseRunning || r.Metadata["revision"] != m.Metadata["revision"] {
+				t.Fatalf("from the watches: %s %q pinned %q", r.Phase, r.Message, r.Metadata["revision"])
+			}
+			stable := running.Rollout["status"].(map[string]any)["stableRS"].(string)
+			rolledBack := deepCopyMap(t, running.Rollout)
+			st := rolledBack["status"].(map[string]any)
+			st["currentPodHash"], st["stableRS"], st["phase"], st["message"] = stable, stable, "Healthy", ""
+			delete(st, "canary")
+			delete(st, "pauseConditions")
+			if versioned {
+				setVersion(rolledBack, "2")
+			}
+			if _, err := c.Resource(schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}).Namespace("shop").
+				Update(context.Background(), &unstructured.Unstructured{Object: rolledBack}, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				before := reads(c)
+				r = p.Resume(analysisRun(), metric(watchCfg), m)
+				if r.Phase != v1alpha1.AnalysisPhaseRunning {
+					if r.Phase != v1alpha1.AnalysisPhaseFailed || !strings.Contains(r.Message, "replaced by "+stable) {
+						t.Fatalf("after the rollback: %s %q", r.Phase, r.Message)
+					}
+					if reads(c) == before {
+						t.Fatal("a Failed verdict was answered without a direct read")
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the rollback was not seen within 10s")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if log.String() != "" {
+				t.Errorf("logged: %s", log.String())
+			}
+		})
 	}
 }
+
+func setVersion(o map[string]any, rv string) { o["metadata"].(map[string]any)["resourceVersion"] = rv }
 
 // TestWatchedStaleTerminal: watches that show the analysis passed while the cluster says it is still
 // measuring: the direct read decides, the measurement stays Running.
@@ -264,3 +281,40 @@ func TestWatchBroken(t *testing.T) {
 }
 
 var _ runtime.Object = (*metav1.Status)(nil)
+
+// BenchmarkResumeWatched is a measurement answered from live watches (the steady state of a fleet's
+// verifications: docs/reliability.md "Load"): the plugin's own CPU a measurement, without the RPC.
+func BenchmarkResumeWatched(b *testing.B) {
+	running := loadFrame(b, "step-running")
+	setVersion(running.Rollout, "1")
+	for _, r := range running.AnalysisRuns {
+		setVersion(r, "1")
+	}
+	c := fakeClient(append([]map[string]any{running.Rollout}, running.AnalysisRuns...)...)
+	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
+		Watch: &watchcache.Options{}})
+	m := p.Run(analysisRun(), metric(watchCfg))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		before := reads(c)
+		p.Resume(analysisRun(), metric(watchCfg), m)
+		if reads(c) == before {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("no measurement was answered from the watches within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ar, mt := analysisRun(), metric(watchCfg)
+	before := reads(c)
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := p.Resume(ar, mt, m); r.Phase != v1alpha1.AnalysisPhaseRunning {
+			b.Fatalf("%s %q", r.Phase, r.Message)
+		}
+	}
+	if n := reads(c) - before; n > 0 {
+		b.Fatalf("%d direct reads while the watches were live", n)
+	}
+}
