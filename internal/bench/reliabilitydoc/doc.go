@@ -139,12 +139,17 @@ machine are upper bounds; the load average at each window's end is in the table.
 		"same Rollouts, the same controller, threads and interval: **plugin**, our generated verification; **web**,\n" +
 		"what a Kargo user writes instead, Argo Rollouts' built-in `web` provider querying the test's metrics\n" +
 		"server every 10 s (the duplicate query). Measured over three intervals once every verification was\n" +
-		"measured. Latency: from a controller worker taking the run to the controller writing the measurement\n" +
+		"measured and one interval more had passed (each verification's first measurement reads directly, to pin\n" +
+		"its revision, so a fleet's verifications started at once queue behind the plugin's client rate limit at\n" +
+		"first). Latency: from a controller worker taking the run to the controller writing the measurement\n" +
 		"(the plugin's RPC and its judgement, or the web query); late: from the time the measurement was due\n" +
 		"(its `resumeAt`, or the last one's end plus the interval) to a worker taking it. API requests: the\n" +
 		"plugin's, from the audit log (its informers' watches opened before the window are not in it); queries:\n" +
 		"the metrics server's. CPU and RSS: the plugin process, and the test process, which is the analysis\n" +
-		"controller (where the web provider's queries run) with the rig around it.\n\n")
+		"controller (where the web provider's queries run) with the rig around it; the API server program's\n" +
+		"(kube-apiserver with its embedded etcd). Each row names the analysis controller's client rate limit and\n" +
+		"threads: the controller main's defaults, or raised as a platform team raises them for a fleet\n" +
+		"(`E2E_RELIABILITY_LOAD` `N@QPS[/THREADS]`, Makefile `reliability`).\n\n")
 	loadTables(p, r.Loads)
 	p("### Load on Rollouts %s\n\n", r110.Version())
 	p("The same loads in Argo Rollouts %s's analysis controller (test/rollouts-v1.10 TestReliability, %s), whose\n"+
@@ -218,7 +223,7 @@ machine are upper bounds; the load average at each window's end is in the table.
 		p("| %s %s | %s | %s | %s | %s | %s |\n", z.Package, z.Target, asserts[z.Target], z.Time, z.Execs, z.Interesting, res)
 	}
 	p("\n")
-	b.WriteString(notes)
+	b.WriteString(strings.Replace(notes, fleetMarker, fleetNotes(r, r110), 1))
 	return b.String(), nil
 }
 

@@ -1,0 +1,96 @@
+package reliabilitydoc
+
+import (
+	"fmt"
+	"strings"
+)
+
+// find is the load row of n Rollouts with the controller's client rate limit qps and provider, if the
+// report has it.
+func find(loads []Load, n, qps int, provider string) (Load, bool) {
+	for _, l := range loads {
+		if l.Rollouts == n && l.Controller.QPS == qps && l.Provider == provider {
+			return l, true
+		}
+	}
+	return Load{}, false
+}
+
+// cpuPerMeasurement is the milliseconds of CPU a measurement of the window cost a process.
+func cpuPerMeasurement(cores float64, l Load) float64 {
+	if l.Measurements == 0 {
+		return 0
+	}
+	return cores * float64(l.WindowSeconds) / float64(l.Measurements) * 1000
+}
+
+// fleetNotes are the findings of the loads, each figure from the reports: what bound the fleet under each
+// controller setting, on each Rollouts release, and the plugin's memory.
+func fleetNotes(r18, r110 Report) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	v18, v110 := r18.Version(), r110.Version()
+	if pl, ok := find(r18.Loads, 2000, 40, "plugin"); ok {
+		if web, ok := find(r18.Loads, 2000, 40, "web"); ok {
+			p("* **At the controller main's defaults the controller's own client is the bound, for both providers.** Every\n"+
+				"  measurement is one status write of the run (analysis/sync.go persistAnalysisRunStatus) through the\n"+
+				"  controller's client, whose rate limiter allows 40 requests a second in bursts of 80 (cmd/rollouts-controller\n"+
+				"  --qps, --burst: utils/defaults DefaultQPS, DefaultBurst). At 2,000 Rollouts on %s the plugin's row wrote\n"+
+				"  %.1f measurements a second and the web provider's %.1f, of the 200 due. A controller that verifies N Stages\n"+
+				"  every 10 s needs --qps above N ÷ 10 (the rows marked `--qps 400`), or a longer pollInterval.\n",
+				v18, pl.PerSecond(), web.PerSecond())
+		}
+	}
+	pl18, ok18 := find(r18.Loads, 2000, 400, "plugin")
+	pl110, ok110 := find(r110.Loads, 2000, 400, "plugin")
+	web18, okw18 := find(r18.Loads, 2000, 400, "web")
+	if ok18 && ok110 && okw18 {
+		p("* **With --qps 400, %s's analysis controller is held by its own logging.** Its process spent %.1f ms of CPU\n"+
+			"  a measurement in the plugin's row, %s's %.1f ms, and the rows of %s fell behind (plugin %.1f, web %.1f\n"+
+			"  measurements a second of the 200 due) with the machine's two cores in use. In %s every measurement of a\n"+
+			"  metric logs through `utils/log` `WithRedactor` (analysis/analysis.go), which set the shared logger's\n"+
+			"  formatter to a RedactorFormatter wrapping the one before: one more layer for every measurement since the\n"+
+			"  controller started, so each log line costs more the longer it runs (a CPU profile of the rig's process\n"+
+			"  at 2,000 Rollouts, `go test -cpuprofile`, spent most of its samples in `RedactorFormatter.Format`).\n"+
+			"  %s makes a logger of its own for each call instead (argo-rollouts#4703, \"create isolated logger for\n"+
+			"  redactor\"). A fleet that verifies with the plugin, or with any provider, wants a release with that fix,\n"+
+			"  or a controller restarted now and then.\n",
+			v18, cpuPerMeasurement(pl18.ControllerCPU, pl18), v110, cpuPerMeasurement(pl110.ControllerCPU, pl110),
+			v18, pl18.PerSecond(), web18.PerSecond(), v18, v110)
+	}
+	if ok110 {
+		if web, ok := find(r110.Loads, 2000, 400, "web"); ok {
+			p("* **On %s with --qps 400, 2,000 Rollouts:** the plugin wrote %.1f measurements a second (web %.1f), %d\n"+
+				"  late by more than an interval (web %d), %d Error, every run measured at least %d times in %d intervals,\n"+
+				"  %.3f API requests a measurement, latency p99 %d ms (web %d ms). The plugin used %.2f cores (%.2f ms a\n"+
+				"  measurement), the controller's process %.2f and the API server program %.2f: the API server's status\n"+
+				"  writes are most of the machine's work, for both providers.\n",
+				v110, pl110.PerSecond(), web.PerSecond(), pl110.LateByPoll, web.LateByPoll, pl110.Errors, pl110.FewestPerRun,
+				pl110.ExpectedRun, pl110.RequestsTotal, pl110.LatencyMS.P99, web.LatencyMS.P99, pl110.PluginCPU,
+				cpuPerMeasurement(pl110.PluginCPU, pl110), pl110.ControllerCPU, pl110.APIServerCPU)
+		}
+	}
+	for _, l := range r110.Loads {
+		if l.Rollouts < 10000 || l.Provider != "plugin" || l.StoppedBy == "" {
+			continue
+		}
+		p("* **10,000 Rollouts on %s (%s) stop at the machine.** The plugin's row: %s. The plugin's own part was\n"+
+			"  %.2f cores and %.3f API requests a measurement; the bound is the controller's status writes and the API\n"+
+			"  server that stores them, which a provider cannot remove: every measurement is one of them.\n",
+			v110, l.Controller, l.StoppedBy, l.PluginCPU, l.RequestsTotal)
+	}
+	var rss []string
+	for _, l := range r110.Loads {
+		if l.Provider == "plugin" && l.Controller.QPS != 40 || l.Provider == "plugin" && l.Rollouts == 200 {
+			rss = append(rss, fmt.Sprintf("%s at %d Rollouts (%d namespaces)", mb(l.PluginPeakRSS), l.Rollouts, l.Namespaces))
+		}
+	}
+	if len(rss) > 0 {
+		p("* **The informers' memory grows with the namespaces watched.** The plugin's peak RSS on %s: %s, after\n"+
+			"  the transforms that drop managedFields, kubectl's last-applied annotation and the pod template but its\n"+
+			"  images (watchcache Transform), with Kargo's verification runs left out of the analysisruns informer\n"+
+			"  (watchcache VerificationRuns), and the memoized Running verdicts. A namespace's informers stop 10 minutes\n"+
+			"  after its last verification.\n", v110, strings.Join(rss, ", "))
+	}
+	return b.String()
+}
