@@ -27,13 +27,16 @@ func loadTables(p func(string, ...any), loads []Load) {
 			req = append(req, fmt.Sprintf("%s %.2f", k, l.Requests[k]))
 		}
 		api, plugRSS, plugCPU, queries := "—", "—", "—", "—"
-		if l.Provider == "plugin" {
+		switch l.Provider {
+		case "plugin":
 			api = fmt.Sprintf("%.3f", l.RequestsTotal)
 			if len(req) > 0 {
 				api += " (" + strings.Join(req, ", ") + ")"
 			}
 			plugRSS, plugCPU, queries = mb(l.PluginPeakRSS), fmt.Sprintf("%.2f cores", l.PluginCPU), "0"
-		} else {
+		case "noop":
+			plugRSS, plugCPU = mb(l.PluginPeakRSS), fmt.Sprintf("%.2f cores", l.PluginCPU)
+		default:
 			queries = fmt.Sprintf("%.2f", l.MetricsRequests)
 		}
 		apiServer := "—" // not measured before the rows had it
@@ -60,10 +63,8 @@ func loadTables(p func(string, ...any), loads []Load) {
 		if l.Provider != "plugin" {
 			continue
 		}
-		for _, w := range loads {
-			if w.Provider != "web" || w.Rollouts != l.Rollouts || w.Controller != l.Controller {
-				continue
-			}
+		w, hasWeb := beside(loads, l, "web")
+		if hasWeb {
 			p("%d Rollouts (%s), plugin against web: %.2f× the measurements a second (goal ≥ 0.95×) — %s; latency p99 %.2f× (goal ≤ 2×) — %s;\n"+
 				"late by more than an interval: plugin %d, web %d (goal 0) — %s; Error: plugin %d (goal 0) — %s; every run measured at least %d times in %d intervals: plugin %d, web %d — %s;\n"+
 				"API requests a measurement %.3f (goal ≤ %.2f) — %s.\n\n",
@@ -72,6 +73,16 @@ func loadTables(p func(string, ...any), loads []Load) {
 				l.LateByPoll, w.LateByPoll, check(l.LateByPoll == 0), l.Errors, check(l.Errors == 0),
 				l.ExpectedRun-1, l.ExpectedRun, l.FewestPerRun, w.FewestPerRun, check(l.FewestPerRun >= l.ExpectedRun-1),
 				l.RequestsTotal, maxRequests, check(l.RequestsTotal <= maxRequests))
+		}
+		if z, ok := beside(loads, l, "noop"); ok {
+			p("%d Rollouts (%s), plugin against noop, the plugin that does nothing: latency p50 %d against %d ms, p99 %d against %d ms (%.2f×)",
+				l.Rollouts, l.Controller, l.LatencyMS.P50, z.LatencyMS.P50, l.LatencyMS.P99, z.LatencyMS.P99,
+				float64(l.LatencyMS.P99)/float64(max(z.LatencyMS.P99, 1)))
+			if hasWeb {
+				p("; noop's p99 is %.2f× the web provider's, so the latency goal (≤ 2×) is %s for any plugin in this controller on this machine",
+					float64(z.LatencyMS.P99)/float64(max(w.LatencyMS.P99, 1)), map[bool]string{true: "within reach", false: "**out of reach**"}[z.LatencyMS.P99 <= 2*max(w.LatencyMS.P99, 1)])
+			}
+			p(".\n\n")
 		}
 	}
 	for _, l := range loads {
@@ -138,7 +149,9 @@ machine are upper bounds; the load average at each window's end is in the table.
 		"generated template's default, 10 s; `apiTimeout` 10 s). Each load has two rows, one after the other on the\n" +
 		"same Rollouts, the same controller, threads and interval: **plugin**, our generated verification; **web**,\n" +
 		"what a Kargo user writes instead, Argo Rollouts' built-in `web` provider querying the test's metrics\n" +
-		"server every 10 s (the duplicate query). Measured over three intervals once every verification was\n" +
+		"server every 10 s (the duplicate query); and where a row says **noop**, a metric plugin that answers\n" +
+		"Running at once and reads nothing (test/rollouts/cmd/noop-metric-plugin), whose latency is what the\n" +
+		"controller's plugin path costs whatever the plugin does. Measured over three intervals once every verification was\n" +
 		"measured and one interval more had passed (each verification's first measurement reads directly, to pin\n" +
 		"its revision, so a fleet's verifications started at once queue behind the plugin's client rate limit at\n" +
 		"first). Latency: from a controller worker taking the run to the controller writing the measurement\n" +

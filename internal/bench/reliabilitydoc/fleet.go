@@ -16,6 +16,16 @@ func find(loads []Load, n, qps int, provider string) (Load, bool) {
 	return Load{}, false
 }
 
+// beside is the row of another provider measured on the same load as l.
+func beside(loads []Load, l Load, provider string) (Load, bool) {
+	for _, o := range loads {
+		if o.Rollouts == l.Rollouts && o.Controller == l.Controller && o.Provider == provider {
+			return o, true
+		}
+	}
+	return Load{}, false
+}
+
 // cpuPerMeasurement is the milliseconds of CPU a measurement of the window cost a process.
 func cpuPerMeasurement(cores float64, l Load) float64 {
 	if l.Measurements == 0 {
@@ -48,12 +58,12 @@ func fleetNotes(r18, r110 Report) string {
 		p("* **With --qps 400, %s's analysis controller is held by its own logging.** Its process spent %.1f ms of CPU\n"+
 			"  a measurement in the plugin's row, %s's %.1f ms, and the rows of %s fell behind (plugin %.1f, web %.1f\n"+
 			"  measurements a second of the 200 due) with the machine's two cores in use. In %s every measurement of a\n"+
-			"  metric logs through `utils/log` `WithRedactor` (analysis/analysis.go), which set the shared logger's\n"+
+			"  metric logs through `utils/log` `WithRedactor` (analysis/analysis.go), which sets the shared logger's\n"+
 			"  formatter to a RedactorFormatter wrapping the one before: one more layer for every measurement since the\n"+
 			"  controller started, so each log line costs more the longer it runs (a CPU profile of the rig's process\n"+
-			"  at 2,000 Rollouts, `go test -cpuprofile`, spent most of its samples in `RedactorFormatter.Format`).\n"+
-			"  %s makes a logger of its own for each call instead (argo-rollouts#4703, \"create isolated logger for\n"+
-			"  redactor\"). A fleet that verifies with the plugin, or with any provider, wants a release with that fix,\n"+
+			"  at 2,000 Rollouts, `go test -cpuprofile`, spent about half of its samples in `RedactorFormatter.Format`).\n"+
+			"  %s's WithRedactor makes a logger of its own for each call instead (the fix of argo-rollouts#4703, \"create\n"+
+			"  isolated logger for redactor\"). A fleet that verifies with the plugin, or with any provider, wants a release with that fix,\n"+
 			"  or a controller restarted now and then.\n",
 			v18, cpuPerMeasurement(pl18.ControllerCPU, pl18), v110, cpuPerMeasurement(pl110.ControllerCPU, pl110),
 			v18, pl18.PerSecond(), web18.PerSecond(), v18, v110)
@@ -62,12 +72,34 @@ func fleetNotes(r18, r110 Report) string {
 		if web, ok := find(r110.Loads, 2000, 400, "web"); ok {
 			p("* **On %s with --qps 400, 2,000 Rollouts:** the plugin wrote %.1f measurements a second (web %.1f), %d\n"+
 				"  late by more than an interval (web %d), %d Error, every run measured at least %d times in %d intervals,\n"+
-				"  %.3f API requests a measurement, latency p99 %d ms (web %d ms). The plugin used %.2f cores (%.2f ms a\n"+
+				"  %.3f API requests a measurement, latency p99 %d ms (web %d ms: %.2f×, so the goal of at most 2× is %s).\n"+
+				"  The plugin used %.2f cores (%.2f ms a\n"+
 				"  measurement), the controller's process %.2f and the API server program %.2f: the API server's status\n"+
 				"  writes are most of the machine's work, for both providers.\n",
 				v110, pl110.PerSecond(), web.PerSecond(), pl110.LateByPoll, web.LateByPoll, pl110.Errors, pl110.FewestPerRun,
-				pl110.ExpectedRun, pl110.RequestsTotal, pl110.LatencyMS.P99, web.LatencyMS.P99, pl110.PluginCPU,
+				pl110.ExpectedRun, pl110.RequestsTotal, pl110.LatencyMS.P99, web.LatencyMS.P99,
+				float64(pl110.LatencyMS.P99)/float64(max(web.LatencyMS.P99, 1)), check(pl110.LatencyMS.P99 <= 2*max(web.LatencyMS.P99, 1)), pl110.PluginCPU,
 				cpuPerMeasurement(pl110.PluginCPU, pl110), pl110.ControllerCPU, pl110.APIServerCPU)
+		}
+	}
+	if ok110 {
+		z, okz := find(r110.Loads, 2000, 400, "noop")
+		web, okw := find(r110.Loads, 2000, 400, "web")
+		if okz && okw {
+			head := "The latency above the web provider's is the controller's plugin path, not our plugin."
+			if float64(pl110.LatencyMS.P99) > 1.5*float64(z.LatencyMS.P99) {
+				head = fmt.Sprintf("Our plugin adds %d ms at p99 to the controller's plugin path.", pl110.LatencyMS.P99-z.LatencyMS.P99)
+			}
+			p("* **%s** A plugin that\n"+
+				"  answers Running at once and reads nothing (noop) had latency p50 %d ms and p99 %d ms at the same load,\n"+
+				"  ours %d and %d ms, the web provider %d and %d ms. Every measurement of a plugin metric makes a provider\n"+
+				"  anew (analysis/analysis.go → metricproviders NewProvider → metricproviders/plugin NewRpcPlugin), which\n"+
+				"  takes one mutex shared by every worker and, holding it, pings the plugin over its RPC connection\n"+
+				"  (metricproviders/plugin/client/client.go startPluginSystem: `client.Ping()`), then calls it over the same\n"+
+				"  go-plugin net/rpc connection with the whole AnalysisRun gob-encoded: two round trips to another process,\n"+
+				"  one of them serialized across the controller's workers, where the web provider's query stays in the\n"+
+				"  controller's process. On a machine whose two cores the API server mostly takes, each round trip waits\n"+
+				"  for a core.\n", head, z.LatencyMS.P50, z.LatencyMS.P99, pl110.LatencyMS.P50, pl110.LatencyMS.P99, web.LatencyMS.P50, web.LatencyMS.P99)
 		}
 	}
 	for _, l := range r110.Loads {

@@ -156,12 +156,7 @@ func TestWatchedStaleTerminal(t *testing.T) {
 		t.Fatalf("first measurement: %s %q", m.Phase, m.Message)
 	}
 	// the watches are live once the stale informer has listed; every Resume after is judged on them
-	deadline := time.Now().Add(10 * time.Second)
-	for len(stale.Actions()) < 6 && time.Now().Before(deadline) {
-		p.Resume(analysisRun(), metric(watchCfg), m)
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond)
+	untilListed(p, stale, m)
 	for i := 0; i < 5; i++ {
 		before := reads(c)
 		r := p.Resume(analysisRun(), metric(watchCfg), m)
@@ -174,6 +169,17 @@ func TestWatchedStaleTerminal(t *testing.T) {
 	}
 }
 
+// untilListed resumes m until the informers have listed and watched the three resources through w (six
+// requests), and a little longer for them to sync.
+func untilListed(p *rolloutplugin.Plugin, w *dynamicfake.FakeDynamicClient, m v1alpha1.Measurement) {
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.Actions()) < 6 && time.Now().Before(deadline) {
+		p.Resume(analysisRun(), metric(watchCfg), m)
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+}
+
 // TestWatchedRunMissing: watches that hold the Rollout but not the run its status names (not delivered
 // yet): every measurement reads directly, even one that would be Running.
 func TestWatchedRunMissing(t *testing.T) {
@@ -184,12 +190,7 @@ func TestWatchedRunMissing(t *testing.T) {
 	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
 		LocalWatch: func() (dynamic.Interface, error) { return w, nil }, Watch: &watchcache.Options{}})
 	m := p.Run(analysisRun(), metric(watchCfg))
-	deadline := time.Now().Add(10 * time.Second)
-	for len(w.Actions()) < 6 && time.Now().Before(deadline) {
-		p.Resume(analysisRun(), metric(watchCfg), m)
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond)
+	untilListed(p, w, m)
 	for i := 0; i < 5; i++ {
 		before := reads(c)
 		r := p.Resume(analysisRun(), metric(watchCfg), m)

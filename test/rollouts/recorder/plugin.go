@@ -58,6 +58,7 @@ func testdataDir() string { return filepath.Join(repoRoot(), "test", "testdata")
 // engine the plugin uses).
 type pluginBinaries struct {
 	plugin, cli, builtinCM string
+	noop                   string // the reliability load's do-nothing plugin, when a load runs it
 }
 
 // buildMain builds a command of the main module with the machine's toolchain (the main module's), or

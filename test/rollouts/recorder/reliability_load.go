@@ -100,8 +100,9 @@ const (
 type loadResult struct {
 	// Controller is the analysis controller's client rate limit and thread count the load ran with.
 	Controller controllerSettings `json:"controller"`
-	// Provider is "plugin" (ours) or "web" (Argo Rollouts' built-in web provider querying the test's
-	// metrics server: the duplicate query a Kargo user writes instead).
+	// Provider is "plugin" (ours), "web" (Argo Rollouts' built-in web provider querying the test's
+	// metrics server: the duplicate query a Kargo user writes instead) or "noop" (a plugin that does
+	// nothing: the controller's plugin path alone).
 	Provider   string `json:"provider"`
 	Rollouts   int    `json:"rollouts"`
 	Namespaces int    `json:"namespaces"`
@@ -170,10 +171,10 @@ func loadProviders(t *testing.T) []string {
 	var out []string
 	for _, f := range strings.Split(spec, ",") {
 		switch f = strings.TrimSpace(f); f {
-		case providerPlugin, providerWeb:
+		case providerPlugin, providerWeb, providerNoop:
 			out = append(out, f)
 		default:
-			t.Fatalf("E2E_RELIABILITY_PROVIDERS=%q: want plugin and/or web", spec)
+			t.Fatalf("E2E_RELIABILITY_PROVIDERS=%q: want plugin, web and/or noop", spec)
 		}
 	}
 	return out
@@ -182,6 +183,9 @@ func loadProviders(t *testing.T) []string {
 const (
 	providerPlugin = "plugin"
 	providerWeb    = "web"
+	// providerNoop is a plugin that answers Running at once and reads nothing (../cmd/noop-metric-plugin):
+	// the floor of the controller's plugin path, under any plugin
+	providerNoop = "noop"
 	// webMetric is the metrics server's script the web verifications query
 	webMetric = "rel-web"
 )
@@ -281,9 +285,12 @@ func loadRow(t *testing.T, r *rig, spec loadSpec, provider, image string, target
 		tg := targets[i]
 		var ar *v1alpha1.AnalysisRun
 		var err error
-		if provider == providerWeb {
+		switch provider {
+		case providerWeb:
 			ar, err = r.webVerification(tg.ns, tg.name, image)
-		} else {
+		case providerNoop:
+			ar, err = r.noopVerification(tg.ns, tg.name, image)
+		default:
 			ar, err = r.verification(tg.ns, tg.name, image, nil)
 		}
 		if err != nil {
@@ -329,10 +336,13 @@ func loadRow(t *testing.T, r *rig, spec loadSpec, provider, image string, target
 	// behind one another; the window measures the steady state after that start.
 	time.Sleep(loadPollInterval)
 	var pid int
-	if provider == providerPlugin {
+	if provider != providerWeb {
 		pids := pluginPIDs()
+		if provider == providerNoop {
+			pids = pluginPIDsOf("/noop")
+		}
 		if len(pids) != 1 {
-			t.Fatalf("plugin processes %v, want one", pids)
+			t.Fatalf("%s plugin processes %v, want one", provider, pids)
 		}
 		pid = pids[0]
 	}

@@ -269,6 +269,19 @@ func (r *rig) verificationObject(ns, name, image string, config map[string]any) 
 	return ar, nil
 }
 
+// noopVerification is our verification with its metric served by the do-nothing plugin
+// (../cmd/noop-metric-plugin): the controller's plugin path without any plugin's work.
+func (r *rig) noopVerification(ns, name, image string) (*v1alpha1.AnalysisRun, error) {
+	ar, err := r.verificationObject(ns, name, image, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ar.Spec.Metrics {
+		ar.Spec.Metrics[i].Provider.Plugin = map[string]json.RawMessage{noopPluginName: json.RawMessage("{}")}
+	}
+	return r.admin.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).Create(context.Background(), ar, metav1.CreateOptions{})
+}
+
 // webVerification is the verification a Kargo user writes instead of ours: the same run (Kargo's labels,
 // the Stage's args) with one metric of Argo Rollouts' built-in web provider, querying the metrics server
 // every loadPollInterval for as long as the run lasts (no count: an interval metric without one measures

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,6 +127,11 @@ func newRig(t *testing.T) *rig {
 	// DownloadPlugins writes plugin-bin/ below the working directory.
 	t.Chdir(t.TempDir())
 	r.bins = preparePlugin(t)
+	for _, l := range loadSpecs(t) {
+		if l.n > 0 && slices.Contains(loadProviders(t), providerNoop) && r.bins.noop == "" {
+			r.bins.noop = buildNoop(t)
+		}
+	}
 	if r.cluster, err = StartClusterWith(r.opts); err != nil {
 		t.Fatal(err)
 	}
@@ -229,6 +236,9 @@ func (r *rig) usePlugin(kubeconfig string) error {
 		return err
 	}
 	item := fmt.Sprintf("- name: %s\n  location: file://%s\n  args: [\"-kubeconfig\", %q]\n", pluginName, r.bins.plugin, kubeconfig)
+	if r.bins.noop != "" {
+		item += fmt.Sprintf("- name: %s\n  location: file://%s\n", noopPluginName, r.bins.noop)
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: defaults.DefaultRolloutsConfigMapName, Namespace: ns},
 		Data: map[string]string{"metricProviderPlugins": item}}
 	_ = r.admin.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, cm.Name, metav1.DeleteOptions{})
@@ -245,8 +255,29 @@ func (r *rig) usePlugin(kubeconfig string) error {
 	return nil
 }
 
-// pluginPIDs are the plugin processes this test process started (the controller's go-plugin clients).
-func pluginPIDs() []int {
+// noopPluginName is the do-nothing plugin's name in argo-rollouts-config (../cmd/noop-metric-plugin).
+const noopPluginName = "analysis-health/noop"
+
+// buildNoop builds the do-nothing plugin of this module (the test/rollouts module: it needs Rollouts'
+// rpc package), with the toolchain of the test's own module.
+func buildNoop(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "noop")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/noop-metric-plugin")
+	cmd.Dir = filepath.Join(repoRoot(), "test", "rollouts")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the noop plugin: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// pluginPIDs are our plugin's processes this test process started (the controller's go-plugin clients).
+func pluginPIDs() []int { return pluginPIDsOf("/rollout-analysis") }
+
+// pluginPIDsOf are the processes this test process started whose executable's path ends in suffix
+// (DownloadPlugins names a plugin's file after the part of its name after the slash).
+func pluginPIDsOf(suffix string) []int {
 	var out []int
 	entries, _ := os.ReadDir("/proc")
 	me := os.Getpid()
@@ -264,7 +295,7 @@ func pluginPIDs() []int {
 			continue
 		}
 		exe, _ := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if strings.HasSuffix(exe, "/rollout-analysis") {
+		if strings.HasSuffix(exe, suffix) {
 			out = append(out, pid)
 		}
 	}
