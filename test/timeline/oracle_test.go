@@ -104,6 +104,7 @@ var selectsRuns = map[string]string{
 	"test/rollouts/recorder/objects.go":                "a comment on Services' selectors",
 	"test/timeline/verdicts_test.go":                   "builds test objects",
 	"internal/plugin/verdict/verdict_test.go":          "builds test objects",
+	"internal/plugin/watchcache/watchcache_test.go":    "builds test objects",
 }
 
 // TestOneRuleForTheRunsOfARevision proves the former copies of "the newest run of the revision" are gone

@@ -122,7 +122,8 @@ func fleetNotes(r18, r110 Report) string {
 			"  the transforms that drop managedFields, kubectl's last-applied annotation and the pod template but its\n"+
 			"  images (watchcache Transform), with Kargo's verification runs left out of the analysisruns informer\n"+
 			"  (watchcache VerificationRuns), and the memoized Running verdicts. A namespace's informers stop 10 minutes\n"+
-			"  after its last verification.\n", v110, strings.Join(rss, ", "))
+			"  after its last verification, so a row's RSS also holds the namespaces of the load before it with the\n"+
+			"  same controller settings (the plugin process is the same) that had not gone idle yet.\n", v110, strings.Join(rss, ", "))
 	}
 	return b.String()
 }
