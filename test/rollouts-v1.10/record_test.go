@@ -6,7 +6,6 @@ package v110
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -15,33 +14,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the recorded timelines in test/testdata/timelines/<version>")
 
-var env *recorder.Env
+var env recorder.SharedEnv
 
-// The recorder's API server program and metrics server are shared by the tests of this package (each
-// scenario gets a namespace of its own); sharedEnv starts them for the first test that needs them, so a
-// run of the reliability tests alone (which start clusters of their own) does not start them.
+// TestMain stops the API server program and metrics server that the tests of this package share
+// (recorder.SharedEnv starts them for the first test that needs them).
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
-	if env != nil {
-		env.Close()
-	}
+	env.Close()
 	os.Exit(code)
 }
 
-var envErr error
-
-func sharedEnv(t *testing.T) *recorder.Env {
-	if env == nil && envErr == nil {
-		if env, envErr = recorder.NewEnv(); envErr != nil {
-			envErr = fmt.Errorf("the shared cluster: %w", envErr)
-		}
-	}
-	if envErr != nil {
-		t.Fatal(envErr)
-	}
-	return env
-}
+func sharedEnv(t *testing.T) *recorder.Env { return env.Get(t) }
 
 // TestVersion pins what this module is for: a build without the tag would wire the v1.8 controllers.
 func TestVersion(t *testing.T) {
