@@ -10,4 +10,4 @@ import (
 
 // TestLiveHumanGate: releases whose analysis passed, waiting for a person, under our default scripts,
 // --human-gate healthy and Argo CD's built-ins (docs/hooks.md "The human gate"; `make e2e-live`).
-func TestLiveHumanGate(t *testing.T) { recorder.RunLiveHumanGate(t, sharedEnv(t), *update) }
+func TestLiveHumanGate(t *testing.T) { recorder.RunLiveHumanGate(t, env.Get(t), *update) }

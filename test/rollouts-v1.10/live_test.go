@@ -10,4 +10,4 @@ import (
 
 // TestLive: the scenarios delivered from git by Argo CD v3.6.1's own application controller and
 // repo-server (../../live/argocd) beside v1.10.2's controllers, against the replay (`make e2e-live`).
-func TestLive(t *testing.T) { recorder.RunLive(t, sharedEnv(t), *update) }
+func TestLive(t *testing.T) { recorder.RunLive(t, env.Get(t), *update) }

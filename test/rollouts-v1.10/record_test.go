@@ -25,8 +25,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func sharedEnv(t *testing.T) *recorder.Env { return env.Get(t) }
-
 // TestVersion pins what this module is for: a build without the tag would wire the v1.8 controllers.
 func TestVersion(t *testing.T) {
 	if v := recorder.RolloutsVersion(); v != "v1.10.2" {
@@ -34,18 +32,18 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestRecord(t *testing.T) { recorder.RunRecord(t, sharedEnv(t), *update) }
+func TestRecord(t *testing.T) { recorder.RunRecord(t, env.Get(t), *update) }
 
-func TestGuard(t *testing.T) { recorder.RunGuard(t, sharedEnv(t)) }
+func TestGuard(t *testing.T) { recorder.RunGuard(t, env.Get(t)) }
 
 // TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
-func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, sharedEnv(t), *update) }
+func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, env.Get(t), *update) }
 
 // TestExperimentTerminate: what the Experiment terminate action leads to (docs/actions.md).
-func TestExperimentTerminate(t *testing.T) { recorder.RunExperimentTerminate(t, sharedEnv(t)) }
+func TestExperimentTerminate(t *testing.T) { recorder.RunExperimentTerminate(t, env.Get(t)) }
 
 // TestPluginRemoved: a verification run naming the plugin after its removal (docs/install.md).
-func TestPluginRemoved(t *testing.T) { recorder.RunPluginRemoved(t, sharedEnv(t)) }
+func TestPluginRemoved(t *testing.T) { recorder.RunPluginRemoved(t, env.Get(t)) }
 
 // TestReliability: the plugin under faults, with least privilege, on oversized objects and under load, in
 // v1.10.2's analysis controller (docs/reliability.md "Load on Rollouts v1.10.2"); it starts clusters of

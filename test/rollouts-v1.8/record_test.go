@@ -25,20 +25,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func sharedEnv(t *testing.T) *recorder.Env { return env.Get(t) }
+func TestRecord(t *testing.T) { recorder.RunRecord(t, env.Get(t), *update) }
 
-func TestRecord(t *testing.T) { recorder.RunRecord(t, sharedEnv(t), *update) }
-
-func TestGuard(t *testing.T) { recorder.RunGuard(t, sharedEnv(t)) }
+func TestGuard(t *testing.T) { recorder.RunGuard(t, env.Get(t)) }
 
 // TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
-func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, sharedEnv(t), *update) }
+func TestPluginVerification(t *testing.T) { recorder.RunPluginVerification(t, env.Get(t), *update) }
 
 // TestPluginRemoved: a verification run naming the plugin after its removal (docs/install.md).
-func TestPluginRemoved(t *testing.T) { recorder.RunPluginRemoved(t, sharedEnv(t)) }
+func TestPluginRemoved(t *testing.T) { recorder.RunPluginRemoved(t, env.Get(t)) }
 
 // TestExperimentTerminate: what the Experiment terminate action leads to (docs/actions.md).
-func TestExperimentTerminate(t *testing.T) { recorder.RunExperimentTerminate(t, sharedEnv(t)) }
+func TestExperimentTerminate(t *testing.T) { recorder.RunExperimentTerminate(t, env.Get(t)) }
 
 // TestVersion pins what this module is for: a build with the rollouts_v1_10 tag would wire v1.10's.
 func TestVersion(t *testing.T) {
