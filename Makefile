@@ -16,7 +16,7 @@ toolchain = $$(case "$$(sed -n 's/^go //p' $(CURDIR)/$(1)/go.mod)" in (1.26|1.26
 # Rollouts modules and the programs (test/kube-apiserver-v1.34, test/live-argocd-v3.6) run in `make e2e`.
 UNIT_MODULES := . test test/formats test/argocd-v2.14 test/argocd-v3.2 test/argocd-v3.6 test/upstream test/rollouts test/repo
 ROLLOUTS_MODULES := test/rollouts-v1.8 test/rollouts-v1.10
-MODULES := $(UNIT_MODULES) test/argocd-v3-adapter $(ROLLOUTS_MODULES) test/kube-apiserver-v1.34 test/live-argocd-v3.6
+MODULES := $(UNIT_MODULES) test/argocd-v3-adapter $(ROLLOUTS_MODULES) test/kube-apiserver-v1.34 test/live-argocd-v3.6 test/kargo-v1.11
 
 # Proofs that need upstream files outside the Go modules (internal/upstream: $ANALYSIS_HEALTH_VENDOR,
 # default ../shared/vendor) skip when they are absent and append one line each to this log; `make test`
@@ -29,9 +29,11 @@ export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
 all: build test
 
+# The plugin statically linked, as the release's: the Rollouts controller's image has no libc or loader, so
+# a cgo build cannot start there (generate --format kargo --plugin-file refuses one).
 build:
 	$(GO) build -o bin/analysis-health ./cmd/analysis-health
-	$(GO) build -o bin/rollouts-plugin-metric-analysis-health ./cmd/rollouts-plugin-metric-analysis-health
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/rollouts-plugin-metric-analysis-health ./cmd/rollouts-plugin-metric-analysis-health
 
 # The release (internal/dist): both binaries statically linked (CGO_ENABLED=0, -trimpath), the CLI for
 # linux and darwin, amd64 and arm64, the plugin for linux amd64 and arm64, named <command>-<os>-<arch>,
@@ -167,7 +169,13 @@ E2E_APISERVER ?= $(CURDIR)/bin/e2e-apiserver
 E2E_PLUGIN ?= $(CURDIR)/bin/rollouts-plugin-metric-analysis-health
 E2E_ANALYSIS_HEALTH ?= $(CURDIR)/bin/analysis-health
 E2E_ARGOCD ?= $(CURDIR)/bin/argocd-live
-E2E_ENV = E2E_APISERVER=$(E2E_APISERVER) E2E_PLUGIN=$(E2E_PLUGIN) E2E_ANALYSIS_HEALTH=$(E2E_ANALYSIS_HEALTH) E2E_ARGOCD=$(E2E_ARGOCD)
+E2E_KARGO ?= $(CURDIR)/bin/kargo-controlplane
+# E2E_LIVE_KARGO=1: the live suite runs Kargo's own controller and webhooks (test/kargo-v1.11) instead of
+# the model of test/kargo/stage, and records what Kargo wrote (docs/kargo.md, "Kargo's own controller in
+# the live suite").
+E2E_LIVE_KARGO ?=
+E2E_ENV = E2E_APISERVER=$(E2E_APISERVER) E2E_PLUGIN=$(E2E_PLUGIN) E2E_ANALYSIS_HEALTH=$(E2E_ANALYSIS_HEALTH) E2E_ARGOCD=$(E2E_ARGOCD) \
+	E2E_KARGO=$(E2E_KARGO) E2E_LIVE_KARGO=$(E2E_LIVE_KARGO)
 # Every test of the Rollouts modules but the reliability and the live suite, which run on their own.
 E2E_RECORD = -skip '^(TestReliability|TestLive|TestLiveHumanGate)$$'
 # v1.10's module is built with the live suite's tag, so that its recording and the live suite share one
@@ -188,6 +196,17 @@ cd test/rollouts-v1.10 && GOTOOLCHAIN=$(call toolchain,test/rollouts-v1.10) $(GO
 endef
 define e2e_argocd
 cd test/live-argocd-v3.6 && GOTOOLCHAIN=$(call toolchain,test/live-argocd-v3.6) $(GO) build -o $(E2E_ARGOCD) .
+endef
+# Kargo v1.11.2's control-plane program (test/kargo-v1.11: its controller and kubernetes-webhooks-server
+# for the live suite), from the module proxy and Kargo's nested modules vendored in ../shared/vendor, which
+# the module's replace lines name. Without them it is not built: the live suite then skips Kargo with one
+# line in the skip log, and make check-no-skips fails.
+KARGO_NESTED := $(CURDIR)/../shared/vendor/kargo/v1.11.2/api/go.mod
+# Built only for a live suite that runs it (E2E_LIVE_KARGO=1): a cold compile is about 785 s of CPU.
+define e2e_kargo
+if [ "$(E2E_LIVE_KARGO)" != 1 ]; then :; \
+	elif [ -f $(KARGO_NESTED) ]; then cd test/kargo-v1.11 && GOTOOLCHAIN=$(call toolchain,test/kargo-v1.11) $(GO) build -o $(E2E_KARGO) github.com/akuity/kargo/cmd/controlplane; \
+	else echo "not building Kargo's control plane: $(KARGO_NESTED) is not vendored"; rm -f $(E2E_KARGO); fi
 endef
 # the plugin's reliability (docs/reliability.md): faults, least privilege, oversized objects and the
 # 200-Rollout load, asserted; never -update here (make reliability records the run the page shows)
@@ -212,6 +231,7 @@ e2e:
 e2e-live:
 	$(e2e_bins)
 	$(e2e_argocd)
+	$(e2e_kargo)
 	$(e2e_live_run)
 
 # make e2e and make e2e-live as make test runs them: two streams side by side, one per Rollouts version
@@ -239,6 +259,7 @@ stream/v1.10:
 	$(call rollouts_test,v1.10,-timeout 60m $(E2E_RECORD))
 	$(rollouts_corpus)
 	$(e2e_argocd)
+	$(e2e_kargo)
 
 # The plugin's reliability (docs/reliability.md, generated from the committed runs): TestReliability of
 # test/rollouts-v1.8 and of test/rollouts-v1.10, each in its release's real analysis controller, with the

@@ -254,14 +254,14 @@ func TestDeriveActionSuiteRefuses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := deriveActionSuite(dir, r, tc.suite, bundled, tc.optioned)
+			_, err := deriveActionSuite(dir, rendering{resolved: r}, tc.suite, bundled, tc.optioned)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}
 		})
 	}
 	// And the real pair derives, marking the blocked case.
-	out, err := deriveActionSuite(dir, r, one(result), bundled, optioned)
+	out, err := deriveActionSuite(dir, rendering{resolved: r}, one(result), bundled, optioned)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"sort"
 	"strings"
 
@@ -243,9 +242,9 @@ func (o Options) resolveIn(src fs.FS) (resolved, error) {
 		// A setting that changes nothing is refused rather than ignored: the user believes the guard is off.
 		switch {
 		case !r.actions:
-			return resolved{}, errors.New("block-bypass-on-failed-analysis=false has no effect with actions=false")
+			return resolved{}, errors.New("--block-bypass-on-failed-analysis=false has no effect with --actions=false")
 		case len(optionedDiscoveryKinds(src, r.actionKinds)) == 0:
-			return resolved{}, fmt.Errorf("block-bypass-on-failed-analysis=false has no effect: no selected kind's discovery has the option (it applies to %s)",
+			return resolved{}, fmt.Errorf("--block-bypass-on-failed-analysis=false has no effect: no selected kind's discovery has the option (it applies to %s)",
 				kindNames(optionedDiscoveryKinds(src, treeActionKinds(src))))
 		}
 	}
@@ -317,6 +316,17 @@ func ParseKinds(names []string) ([]lua.Kind, error) {
 	return out, nil
 }
 
+// renderers render each format from what resolved.rendering hands them.
+var renderers = map[Format]func(rendering) ([]File, error){
+	ConfigMap:        renderConfigMap,
+	Patch:            renderPatch,
+	Helm:             renderHelm,
+	Kustomize:        renderKustomize,
+	Lua:              renderLuaTree,
+	Operator:         renderOperator,
+	OperatorJSON6902: renderOperatorJSON6902,
+}
+
 // Generate renders one format. Single-file formats return exactly one File; folder formats return their
 // files sorted by path.
 func Generate(f Format, o Options) ([]File, error) { return generate(lua.FS, f, o) }
@@ -332,39 +342,21 @@ func generate(src fs.FS, f Format, o Options) ([]File, error) {
 	if r.remove && f != Patch {
 		return nil, fmt.Errorf("remove applies to the %s format only, not %s", Patch, f)
 	}
-	var files []File
-	switch f {
-	case ConfigMap:
-		files, err = renderConfigMap(r)
-	case Patch:
-		files, err = renderPatch(r)
-	case Helm:
-		files, err = renderHelm(r)
-	case Kustomize:
-		files, err = renderKustomize(r)
-	case Lua:
-		files, err = renderLuaTree(r)
-	case Operator:
-		files, err = renderOperator(r)
-	case OperatorJSON6902:
-		files, err = renderOperatorJSON6902(r)
-	default:
+	render, ok := renderers[f]
+	if !ok {
 		return nil, fmt.Errorf("unknown format %q (valid: %s)", f, joinFormats())
 	}
+	in, err := r.rendering(f)
+	if err != nil {
+		return nil, err
+	}
+	files, err := render(in)
 	if err != nil {
 		return nil, err
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
 }
-
-// HealthKey is the split argocd-cm key Argo CD reads a kind's health script from
-// (util/settings: resource.customizations.health.<group>_<Kind>).
-func HealthKey(k lua.Kind) string { return "resource.customizations.health." + k.ConfigMapSuffix() }
-
-// ActionsKey is the split argocd-cm key Argo CD reads a kind's resource actions from
-// (util/settings: resource.customizations.actions.<group>_<Kind>, parsed by ResourceOverride.GetActions).
-func ActionsKey(k lua.Kind) string { return "resource.customizations.actions." + k.ConfigMapSuffix() }
 
 // ConfigMapData is the argocd-cm data every ConfigMap-shaped format carries: one health key per selected
 // kind and, unless actions are off, one actions key per selected kind with bundled actions.
@@ -376,29 +368,6 @@ func ConfigMapData(o Options) (map[string]string, error) {
 	return configMapData(r)
 }
 
-func configMapData(r resolved) (map[string]string, error) {
-	data := map[string]string{}
-	for _, k := range r.kinds {
-		s, err := script(k, r)
-		if err != nil {
-			return nil, err
-		}
-		data[HealthKey(k)] = s
-	}
-	for _, k := range r.actionKinds {
-		discovery, defs, err := actions(k, r)
-		if err != nil {
-			return nil, err
-		}
-		v, err := actionsValue(discovery, defs)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ActionsKey(k), err)
-		}
-		data[ActionsKey(k)] = v
-	}
-	return data, nil
-}
-
 // Script renders the health script of one kind with the options applied.
 func Script(k lua.Kind, o Options) (string, error) {
 	r, err := o.resolve()
@@ -406,49 +375,6 @@ func Script(k lua.Kind, o Options) (string, error) {
 		return "", err
 	}
 	return script(k, r)
-}
-
-func script(k lua.Kind, r resolved) (string, error) {
-	out, err := sourceScript(k, r)
-	if err != nil {
-		return "", err
-	}
-	if out, err = Render(out, r.form); err != nil {
-		return "", fmt.Errorf("%s, %s form: %w", path.Join(k.Group, k.Kind, "health.lua"), r.form, err)
-	}
-	switch r.form {
-	case FormLazy:
-		// The minified form lost the source's header; say what this is and where the readable one lives, in
-		// few bytes: the VM lexes this line on every call.
-		out = "-- analysis-health lua/" + k.Key() + "/health.lua minified for Argo CD " + r.argocdVersion + "\n" + out
-	case FormFlat:
-		out = "-- analysis-health " + k.Key() + " health, one chunk for Argo CD " + r.argocdVersion +
-			" (compiles the script once and caches it); source: lua/" + k.Key() + "/health.lua\n" + out
-	}
-	return out, nil
-}
-
-// sourceScript is the health script as written in the tree (package lua's for Generate), with the options
-// applied.
-func sourceScript(k lua.Kind, r resolved) (string, error) {
-	src, err := treeHealth(r.src, k)
-	if err != nil {
-		return "", err
-	}
-	out, err := lua.SetOptions(src, r.healthOptions(k))
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", path.Join(k.Group, k.Kind, "health.lua"), err)
-	}
-	return out, nil
-}
-
-// healthOptions are the values kind k's options block must assign.
-func (r resolved) healthOptions(k lua.Kind) map[string]any {
-	o := map[string]any{"inconclusiveStatus": r.inconclusive}
-	if k.Kind == "Rollout" {
-		o["humanGate"] = r.humanGate
-	}
-	return o
 }
 
 // Actions renders one kind's action discovery script with the options applied, and its action
@@ -460,27 +386,6 @@ func Actions(k lua.Kind, o Options) (discovery string, defs []lua.ActionDef, err
 		return "", nil, err
 	}
 	return actions(k, r)
-}
-
-// discoveryOptions are the values every discovery options block must assign.
-func (r resolved) discoveryOptions() map[string]any {
-	return map[string]any{"blockBypassOnFailedAnalysis": r.blockBypass}
-}
-
-func actions(k lua.Kind, r resolved) (string, []lua.ActionDef, error) {
-	src, defs, err := treeActions(r.src, k)
-	if err != nil {
-		return "", nil, err
-	}
-	if !lua.HasOptions(src) {
-		// No knobs in this script (AnalysisRun, Experiment): the embedded file as is.
-		return src, defs, nil
-	}
-	out, err := lua.SetOptions(src, r.discoveryOptions())
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", path.Join(k.Group, k.Kind, "actions", "discovery.lua"), err)
-	}
-	return out, defs, nil
 }
 
 // command is the CLI invocation that reproduces an artifact, for its header.
@@ -515,14 +420,18 @@ func (r resolved) command(f Format) string {
 		f, strings.ToLower(r.inconclusive), strings.Join(kinds, ","), target, actions, version)
 }
 
-// header is the comment at the top of every YAML artifact: what made it, with which options and version,
-// and how to use it. No timestamp, so regenerating unchanged inputs gives unchanged bytes.
-func (r resolved) header(f Format, usage ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Generated by analysis-health %s. Do not edit; regenerate with:\n", r.version)
-	fmt.Fprintf(&b, "#   %s\n", r.command(f))
-	for _, u := range usage {
-		fmt.Fprintf(&b, "# %s\n", u)
+// rendering hands a format's renderer everything it reads, built once per Generate: the renderers take
+// their header and their argocd-cm data from it, and reach back for nothing.
+func (r resolved) rendering(f Format) (rendering, error) {
+	in := rendering{resolved: r, header: header{version: r.version, command: r.command(f)}}
+	if f == Lua {
+		// The tree holds the scripts as written (renderLuaTree), not argocd-cm's form.
+		return in, nil
 	}
-	return b.String()
+	data, err := configMapData(r)
+	if err != nil {
+		return rendering{}, err
+	}
+	in.data = data
+	return in, nil
 }

@@ -167,7 +167,7 @@ func TestOptionsErrors(t *testing.T) {
 		{"namespace dash", Options{Namespace: "argocd-"}, "is not a valid"},
 		{"kind", Options{Kinds: []lua.Kind{{Group: "apps", Kind: "Deployment"}}}, "no bundled health script for apps/Deployment (valid: AnalysisRun, Experiment, Rollout)"},
 		// A guard switched off where it cannot reach is refused, not silently ignored.
-		{"block bypass without actions", Options{Actions: new(false), BlockBypassOnFailedAnalysis: new(false)}, "block-bypass-on-failed-analysis=false has no effect with actions=false"},
+		{"block bypass without actions", Options{Actions: new(false), BlockBypassOnFailedAnalysis: new(false)}, "--block-bypass-on-failed-analysis=false has no effect with --actions=false"},
 		{"block bypass without Rollout", Options{Kinds: []lua.Kind{{Group: "argoproj.io", Kind: "AnalysisRun"}}, BlockBypassOnFailedAnalysis: new(false)}, "no selected kind's discovery has the option (it applies to Rollout)"},
 	}
 	for _, tc := range tests {
@@ -432,7 +432,7 @@ func TestDeriveSuiteRefuses(t *testing.T) {
 
 	wrong := fmt.Sprintf("tests:\n- inputPath: %s\n  healthStatus: {status: Unknown, message: nope}\n", first.InputPath)
 	optioned, _ := Script(rollout, Options{Inconclusive: InconclusiveDegraded})
-	if _, err := deriveSuite(rollout, r, []byte(wrong), optioned); err == nil || !strings.Contains(err.Error(), "the bundled suite fails") {
+	if _, err := deriveSuite(rollout, rendering{resolved: r}, []byte(wrong), optioned); err == nil || !strings.Contains(err.Error(), "the bundled suite fails") {
 		t.Errorf("broken suite: error %v", err)
 	}
 
@@ -441,7 +441,7 @@ func TestDeriveSuiteRefuses(t *testing.T) {
 	if first.HealthStatus.Status == "Healthy" {
 		rogue = `return {status = "Unknown", message = "rogue"}`
 	}
-	if _, err := deriveSuite(rollout, r, []byte(good), rogue); err == nil || !strings.Contains(err.Error(), "it may only change the status to Degraded") {
+	if _, err := deriveSuite(rollout, rendering{resolved: r}, []byte(good), rogue); err == nil || !strings.Contains(err.Error(), "it may only change the status to Degraded") {
 		t.Errorf("script changing more than the option: error %v", err)
 	}
 }

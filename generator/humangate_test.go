@@ -171,7 +171,7 @@ func TestHumanGateLuaTree(t *testing.T) {
 	}
 	good := "tests:\n- inputPath: testdata/bluegreen_prepromotion_successful_awaiting_promotion.yaml\n  healthStatus: {status: Suspended, message: BlueGreenPause}\n"
 	rogue := `return {status = "Healthy", message = "rogue"}`
-	if _, err := deriveSuite(rolloutKind, r, []byte(good), rogue); err == nil || !strings.Contains(err.Error(), "--human-gate healthy changed") {
+	if _, err := deriveSuite(rolloutKind, rendering{resolved: r}, []byte(good), rogue); err == nil || !strings.Contains(err.Error(), "--human-gate healthy changed") {
 		t.Errorf("a Healthy without the gate's message: error %v", err)
 	}
 }

@@ -27,23 +27,23 @@ const (
 // testdata/, and, unless actions are off, the kind's actions/ folder (discovery.lua with options applied,
 // every <name>/action.lua, action_test.yaml, testdata/), so that `analysis-health verify DIR` (and Argo
 // CD's own TestLuaHealthScript and TestLuaResourceActionsScript layout) runs on the result.
-func renderLuaTree(r resolved) ([]File, error) {
+func renderLuaTree(in rendering) ([]File, error) {
 	var files []File
-	for _, k := range r.kinds {
+	for _, k := range in.kinds {
 		dir := path.Join(k.Group, k.Kind)
 		// The source, whatever the Argo CD version: the tree is what `verify` and Argo CD's own test
 		// layout run, and what a user reads and edits.
-		s, err := sourceScript(k, r)
+		s, err := sourceScript(k, in.resolved)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, File{Path: path.Join(dir, "health.lua"), Data: []byte(s)})
 
-		err = fs.WalkDir(r.src, path.Join(dir, "testdata"), func(p string, d fs.DirEntry, err error) error {
+		err = fs.WalkDir(in.src, path.Join(dir, "testdata"), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
 			}
-			raw, err := fs.ReadFile(r.src, p)
+			raw, err := fs.ReadFile(in.src, p)
 			if err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ func renderLuaTree(r resolved) ([]File, error) {
 		}
 
 		suitePath := path.Join(dir, healthTestFile)
-		raw, err := fs.ReadFile(r.src, suitePath)
+		raw, err := fs.ReadFile(in.src, suitePath)
 		if isNotExist(err) {
 			continue
 		}
@@ -65,20 +65,20 @@ func renderLuaTree(r resolved) ([]File, error) {
 		if err := checkInputPaths(dir, raw, files); err != nil {
 			return nil, fmt.Errorf("%s: %w", suitePath, err)
 		}
-		if bundled, err := treeHealth(r.src, k); err == nil && bundled == s {
+		if bundled, err := treeHealth(in.src, k); err == nil && bundled == s {
 			// The bundled expectations hold for the bundled script: copied byte for byte under the header.
-			files = append(files, File{Path: suitePath, Data: append([]byte(r.header(Lua, verifyHint)), raw...)})
+			files = append(files, File{Path: suitePath, Data: append([]byte(in.header.with(verifyHint)), raw...)})
 			continue
 		}
-		derived, err := deriveSuite(k, r, raw, s)
+		derived, err := deriveSuite(k, in, raw, s)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", suitePath, err)
 		}
 		files = append(files, File{Path: suitePath, Data: derived})
 	}
-	for _, k := range r.actionKinds {
+	for _, k := range in.actionKinds {
 		var err error
-		if files, err = appendActionTree(files, k, r); err != nil {
+		if files, err = appendActionTree(files, k, in); err != nil {
 			return nil, err
 		}
 	}
@@ -88,23 +88,23 @@ func renderLuaTree(r resolved) ([]File, error) {
 // appendActionTree adds the kind's actions/ folder to files: every embedded file byte for byte, except
 // discovery.lua (options applied) and action_test.yaml (under the header, its discovery expectations
 // re-evaluated when the options changed the discovery script).
-func appendActionTree(files []File, k lua.Kind, r resolved) ([]File, error) {
+func appendActionTree(files []File, k lua.Kind, in rendering) ([]File, error) {
 	dir := path.Join(k.Group, k.Kind, "actions")
-	bundled, _, err := treeActions(r.src, k)
+	bundled, _, err := treeActions(in.src, k)
 	if err != nil {
 		return nil, err
 	}
-	optioned, _, err := actions(k, r)
+	optioned, _, err := actions(k, in.resolved)
 	if err != nil {
 		return nil, err
 	}
 	discoveryPath, suitePath := path.Join(dir, "discovery.lua"), path.Join(dir, actionTestFile)
 	var suite []byte
-	err = fs.WalkDir(r.src, dir, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(in.src, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		raw, err := fs.ReadFile(r.src, p)
+		raw, err := fs.ReadFile(in.src, p)
 		if err != nil {
 			return err
 		}
@@ -129,9 +129,9 @@ func appendActionTree(files []File, k lua.Kind, r resolved) ([]File, error) {
 	}
 	if optioned == bundled {
 		// The bundled expectations hold for the bundled scripts: copied byte for byte under the header.
-		return append(files, File{Path: suitePath, Data: append([]byte(r.header(Lua, verifyHint)), suite...)}), nil
+		return append(files, File{Path: suitePath, Data: append([]byte(in.header.with(verifyHint)), suite...)}), nil
 	}
-	derived, err := deriveActionSuite(dir, r, suite, bundled, optioned)
+	derived, err := deriveActionSuite(dir, in, suite, bundled, optioned)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", suitePath, err)
 	}
@@ -207,21 +207,21 @@ func checkInputPaths(dir string, raw []byte, files []File) error {
 //
 // Changed cases carry a comment with the bundled expectation, so the difference is reviewable. The
 // conformance tests check the derived expectations against Argo CD's own evaluation.
-func deriveSuite(k lua.Kind, r resolved, raw []byte, optioned string) ([]byte, error) {
+func deriveSuite(k lua.Kind, in rendering, raw []byte, optioned string) ([]byte, error) {
 	var suite verify.HealthSuite
 	if err := sigsyaml.UnmarshalStrict(raw, &suite); err != nil {
 		return nil, err
 	}
-	bundled, err := treeHealth(r.src, k)
+	bundled, err := treeHealth(in.src, k)
 	if err != nil {
 		return nil, err
 	}
 	dir := path.Join(k.Group, k.Kind)
 	// The argocd-cm sandbox (no open libraries), where these scripts run in Argo CD.
-	eng := engine.Engine{Profile: r.profile}
+	eng := engine.Engine{Profile: in.profile}
 	tests := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	for i, tc := range suite.Tests {
-		obj, err := verify.LoadObject(r.src, path.Join(dir, tc.InputPath))
+		obj, err := verify.LoadObject(in.src, path.Join(dir, tc.InputPath))
 		if err != nil {
 			return nil, fmt.Errorf("tests[%d]: %w", i, err)
 		}
@@ -243,19 +243,19 @@ func deriveSuite(k lua.Kind, r resolved, raw []byte, optioned string) ([]byte, e
 		)
 		if got != def {
 			switch {
-			case r.humanGate == HumanGateHealthy && def.Status == engine.Suspended && got.Status == engine.Healthy &&
+			case in.humanGate == HumanGateHealthy && def.Status == engine.Suspended && got.Status == engine.Healthy &&
 				strings.HasPrefix(got.Message, lua.HumanGateMessage+" ("):
 				item.HeadComment = fmt.Sprintf("changed by --human-gate healthy; bundled expectation: %s %q", def.Status, def.Message)
-			case r.inconclusive != InconclusiveSuspended && got.Status == r.inconclusive:
-				item.HeadComment = fmt.Sprintf("changed by --inconclusive %s; bundled expectation: %s %q", strings.ToLower(r.inconclusive), def.Status, def.Message)
+			case in.inconclusive != InconclusiveSuspended && got.Status == in.inconclusive:
+				item.HeadComment = fmt.Sprintf("changed by --inconclusive %s; bundled expectation: %s %q", strings.ToLower(in.inconclusive), def.Status, def.Message)
 			default:
 				return nil, fmt.Errorf("tests[%d] (%s): %s changed %s %q into %s %q; %s",
-					i, tc.InputPath, r.optionFlags(), def.Status, def.Message, got.Status, got.Message, r.allowedChanges())
+					i, tc.InputPath, in.optionFlags(), def.Status, def.Message, got.Status, got.Message, in.allowedChanges())
 			}
 		}
 		tests.Content = append(tests.Content, item)
 	}
-	return encode(r.header(Lua, verifyHint,
+	return encode(in.header.with(verifyHint,
 		"Expectations re-evaluated for these options from the bundled suite; changed cases are marked.",
 	), mapping("tests", tests), nil)
 }
@@ -292,18 +292,18 @@ func (r resolved) allowedChanges() string {
 // disabled or otherwise changed. Changed cases carry a comment with the bundled expectation. actionTests
 // are kept as they are: no action script has options. The conformance tests check the derived results
 // against Argo CD's own discovery.
-func deriveActionSuite(dir string, r resolved, raw []byte, bundled, optioned string) ([]byte, error) {
+func deriveActionSuite(dir string, in rendering, raw []byte, bundled, optioned string) ([]byte, error) {
 	var suite verify.ActionSuite
 	if err := sigsyaml.UnmarshalStrict(raw, &suite); err != nil {
 		return nil, err
 	}
 	// Discovery runs without open libraries in every profile.
-	eng := engine.Engine{Profile: r.profile}
-	option := fmt.Sprintf("--block-bypass-on-failed-analysis=%v", r.blockBypass)
+	eng := engine.Engine{Profile: in.profile}
+	option := fmt.Sprintf("--block-bypass-on-failed-analysis=%v", in.blockBypass)
 	discovery := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	derived := make([][]engine.Action, 0, len(suite.DiscoveryTests))
 	for i, tc := range suite.DiscoveryTests {
-		obj, err := verify.LoadObject(r.src, path.Join(dir, tc.InputPath))
+		obj, err := verify.LoadObject(in.src, path.Join(dir, tc.InputPath))
 		if err != nil {
 			return nil, fmt.Errorf("discoveryTests[%d]: %w", i, err)
 		}
@@ -337,7 +337,7 @@ func deriveActionSuite(dir string, r resolved, raw []byte, bundled, optioned str
 		}
 		doc.Content = append(doc.Content, str("actionTests"), tests)
 	}
-	out, err := encode(r.header(Lua, verifyHint,
+	out, err := encode(in.header.with(verifyHint,
 		"Discovery expectations re-evaluated for these options from the bundled suite; changed cases are marked.",
 	), doc, nil)
 	if err != nil {

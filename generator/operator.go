@@ -49,18 +49,14 @@ func validDNS1123Subdomain(s string) bool {
 
 // operatorEntries are spec.resourceHealthChecks and spec.resourceActions as the operator reads them,
 // with the values of our argocd-cm keys.
-func operatorEntries(r resolved) (checks, actions []*yaml.Node, err error) {
-	data, err := configMapData(r)
-	if err != nil {
-		return nil, nil, err
+func operatorEntries(in rendering) (checks, actions []*yaml.Node) {
+	for _, k := range in.kinds {
+		checks = append(checks, mapping("group", str(k.Group), "kind", str(k.Kind), "check", literal(in.data[HealthKey(k)])))
 	}
-	for _, k := range r.kinds {
-		checks = append(checks, mapping("group", str(k.Group), "kind", str(k.Kind), "check", literal(data[HealthKey(k)])))
+	for _, k := range in.actionKinds {
+		actions = append(actions, mapping("group", str(k.Group), "kind", str(k.Kind), "action", literal(in.data[ActionsKey(k)])))
 	}
-	for _, k := range r.actionKinds {
-		actions = append(actions, mapping("group", str(k.Group), "kind", str(k.Kind), "action", literal(data[ActionsKey(k)])))
-	}
-	return checks, actions, nil
+	return checks, actions
 }
 
 // markerValue says what set the marker: version and kinds, so `kubectl get argocd -o yaml` tells which
@@ -80,11 +76,8 @@ func (r resolved) operatorUsage(file, patchType string) []string {
 	}
 }
 
-func renderOperator(r resolved) ([]File, error) {
-	checks, actions, err := operatorEntries(r)
-	if err != nil {
-		return nil, err
-	}
+func renderOperator(in rendering) ([]File, error) {
+	checks, actions := operatorEntries(in)
 	spec := mapping("resourceHealthChecks", sequence(checks...))
 	if len(actions) > 0 {
 		spec.Content = append(spec.Content, str("resourceActions"), sequence(actions...))
@@ -93,21 +86,21 @@ func renderOperator(r resolved) ([]File, error) {
 	// ArgoCD resource than the one it was generated for (apimachinery ValidateObjectMetaUpdate).
 	doc := mapping(
 		"metadata", mapping(
-			"name", str(r.argocdName),
-			"namespace", str(r.namespace),
-			"annotations", mapping(OperatorMarker, str(r.markerValue())),
+			"name", str(in.argocdName),
+			"namespace", str(in.namespace),
+			"annotations", mapping(OperatorMarker, str(in.markerValue())),
 		),
 		"spec", spec,
 	)
-	usage := append(r.operatorUsage(operatorPatchFile, "merge"),
+	usage := append(in.operatorUsage(operatorPatchFile, "merge"),
 		"A merge patch REPLACES whole lists: any other spec.resourceHealthChecks or spec.resourceActions entries",
 		"of the resource are removed. If it has some, use --format operator-json6902 (docs/install.md).",
 	)
-	out, err := encode(r.header(Operator, usage...), doc, nil)
+	out, err := encode(in.header.with(usage...), doc, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOperatorScripts(out, r); err != nil {
+	if err := checkOperatorScripts(out, in.data); err != nil {
 		return nil, err
 	}
 	return []File{{Path: operatorPatchFile, Data: out}}, nil
@@ -118,22 +111,19 @@ func jsonPointerEscape(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
 
-func renderOperatorJSON6902(r resolved) ([]File, error) {
-	checks, actions, err := operatorEntries(r)
-	if err != nil {
-		return nil, err
-	}
+func renderOperatorJSON6902(in rendering) ([]File, error) {
+	checks, actions := operatorEntries(in)
 	op := func(kv ...any) *yaml.Node { return mapping(kv...) }
 	marker := "/metadata/annotations/" + jsonPointerEscape(OperatorMarker)
 	ops := []*yaml.Node{
 		// Only the ArgoCD resource it was generated for.
-		op("op", str("test"), "path", str("/metadata/name"), "value", str(r.argocdName)),
-		op("op", str("test"), "path", str("/metadata/namespace"), "value", str(r.namespace)),
+		op("op", str("test"), "path", str("/metadata/name"), "value", str(in.argocdName)),
+		op("op", str("test"), "path", str("/metadata/namespace"), "value", str(in.namespace)),
 		// The duplicate guard: the Kubernetes API server applies JSON patches with evanphx/json-patch v4,
 		// whose test of null passes for an absent member and fails for a present one; the marker is set by
 		// both operator formats, so a second application fails as a whole instead of appending again.
 		op("op", str("test"), "path", str(marker), "value", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}),
-		op("op", str("add"), "path", str(marker), "value", str(r.markerValue())),
+		op("op", str("add"), "path", str(marker), "value", str(in.markerValue())),
 	}
 	for _, c := range checks {
 		ops = append(ops, op("op", str("add"), "path", str("/spec/resourceHealthChecks/-"), "value", c))
@@ -145,17 +135,17 @@ func renderOperatorJSON6902(r resolved) ([]File, error) {
 	if len(actions) > 0 {
 		lists += " and spec.resourceActions"
 	}
-	usage := append(r.operatorUsage(operatorJSONPatchFile, "json"),
+	usage := append(in.operatorUsage(operatorJSONPatchFile, "json"),
 		"A JSON patch (RFC 6902) that APPENDS our entries and keeps every other one. It applies only where",
 		"metadata.annotations and "+lists+" exist,",
 		"and the annotation "+OperatorMarker+" is not set yet; otherwise the API server",
 		"rejects it whole and nothing changes (docs/install.md).",
 	)
-	out, err := encode(r.header(OperatorJSON6902, usage...), sequence(ops...), nil)
+	out, err := encode(in.header.with(usage...), sequence(ops...), nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOperatorScripts(out, r); err != nil {
+	if err := checkOperatorScripts(out, in.data); err != nil {
 		return nil, err
 	}
 	return []File{{Path: operatorJSONPatchFile, Data: out}}, nil
@@ -163,11 +153,7 @@ func renderOperatorJSON6902(r resolved) ([]File, error) {
 
 // checkOperatorScripts requires every check and action value in out to be a literal block scalar holding
 // exactly the argocd-cm value (encode's check works by map key, which repeats across list entries here).
-func checkOperatorScripts(out []byte, r resolved) error {
-	data, err := configMapData(r)
-	if err != nil {
-		return err
-	}
+func checkOperatorScripts(out []byte, data map[string]string) error {
 	want := map[string]int{}
 	for _, v := range data {
 		want[v]++

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // rename is os.Rename; tests replace it to prove a failed final step leaves nothing behind.
@@ -20,7 +22,7 @@ func WriteFile(file string, data []byte) (err error) {
 	if info, err := os.Stat(file); err == nil && info.IsDir() {
 		return fmt.Errorf("%s is a directory; give a file name", file)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
+	tmp, err := createTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-")
 	if err != nil {
 		return fmt.Errorf("cannot write to %s: %w", filepath.Dir(file), err)
 	}
@@ -37,10 +39,6 @@ func WriteFile(file string, data []byte) (err error) {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// CreateTemp makes 0600 files; a config file is meant to be read by others like any other.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
 	if err := rename(tmp.Name(), file); err != nil {
@@ -77,7 +75,7 @@ func WriteDir(dir string, files []File) (err error) {
 			return fmt.Errorf("%s exists and is not empty; remove it or choose another --out", dir)
 		}
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-*")
+	tmp, err := mkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
 		return fmt.Errorf("cannot write to %s: %w", filepath.Dir(dir), err)
 	}
@@ -88,16 +86,12 @@ func WriteDir(dir string, files []File) (err error) {
 	}()
 	for _, f := range files {
 		p := filepath.Join(tmp, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+		if err := os.WriteFile(p, f.Data, 0o666); err != nil {
 			return err
 		}
-	}
-	// MkdirTemp makes 0700 folders.
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
 	}
 	// An empty dir is removed first: rename(2) would replace it on Linux, but not on every platform.
 	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -105,11 +99,40 @@ func WriteDir(dir string, files []File) (err error) {
 	}
 	if err := rename(tmp, dir); err != nil {
 		if existed {
-			os.Mkdir(dir, 0o755) // put back the empty folder the user had
+			os.Mkdir(dir, 0o777) // put back the empty folder the user had
 		}
 		return fmt.Errorf("cannot write %s: %w", dir, err)
 	}
 	return nil
+}
+
+// The temporary file and folder are made as any other file a program creates, 0666 and 0777 less the
+// umask: os.CreateTemp and os.MkdirTemp make them 0600 and 0700 (fit for secrets), and a fixed chmod
+// afterwards would ignore the umask of a user who keeps their files private.
+
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(tempName(dir, prefix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, err
+	}
+}
+
+func mkdirTemp(dir, prefix string) (string, error) {
+	for try := 0; ; try++ {
+		name := tempName(dir, prefix)
+		err := os.Mkdir(name, 0o777)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return name, err
+	}
+}
+
+func tempName(dir, prefix string) string {
+	return filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
 }
 
 // checkParent fails early and clearly when the output's folder is missing, instead of with the

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
@@ -395,7 +396,11 @@ func ActionParams(fsys fs.FS, s ScriptFile, eng engine.Engine) map[string]string
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // WriteFindings writes each finding's object as YAML into dir (created if needed), one file per finding
-// named after the script and the finding, and returns the paths. Nothing is written outside dir.
+// named after the script and the finding, and returns the paths. Nothing is written outside dir, and
+// nothing already there is overwritten or followed: dir may be a shared folder (/tmp/crashers) where
+// someone else planted a symbolic link at a name this predicts, so each file is created with O_EXCL
+// (which refuses any existing name, a symbolic link included, even one to nothing: POSIX open(2)), and a
+// name in use takes the next number.
 func WriteFindings(dir string, findings []FuzzFinding) ([]string, error) {
 	if len(findings) == 0 {
 		return nil, nil
@@ -404,22 +409,45 @@ func WriteFindings(dir string, findings []FuzzFinding) ([]string, error) {
 		return nil, err
 	}
 	var out []string
-	count := map[string]int{}
+	next := map[string]int{}
 	for _, f := range findings {
 		base := strings.TrimLeft(unsafeName.ReplaceAllString(strings.ReplaceAll(f.Script, "/", "_"), "_"), ".")
 		base = strings.TrimSuffix(base, ".lua") + "." + string(f.Kind)
-		count[base]++
-		name := fmt.Sprintf("%s.%d.yaml", base, count[base])
 		body, err := yaml.Marshal(f.Object)
 		if err != nil {
 			return out, err
 		}
 		header := fmt.Sprintf("# %s: %s: %s\n", f.Script, f.Kind, strings.ReplaceAll(f.Message, "\n", " "))
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, append([]byte(header), body...), 0o644); err != nil {
+		p, err := createNew(dir, base, next, append([]byte(header), body...))
+		if err != nil {
 			return out, err
 		}
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// createNew writes data to dir/base.N.yaml for the first N from next[base] (1 at first) whose name is
+// free, and records the N after it.
+func createNew(dir, base string, next map[string]int, data []byte) (string, error) {
+	for n := max(next[base], 1); ; n++ {
+		p := filepath.Join(dir, fmt.Sprintf("%s.%d.yaml", base, n))
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		next[base] = n + 1
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(p)
+			return "", err
+		}
+		return p, nil
+	}
 }

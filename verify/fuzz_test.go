@@ -209,3 +209,42 @@ func ExampleFuzz() {
 func TestExampleTree(t *testing.T) {
 	verify.Test(t, os.DirFS("testdata/example"), verify.Options{ArgoCD: "v3", Fuzz: 20, Seed: 1, Timeout: generous})
 }
+
+// Issue 44 #8: --fuzz-out names its files predictably, and /tmp/crashers (the help's example) is a
+// shared folder: a symbolic link planted at the first name must not be followed.
+func TestWriteFindingsFollowsNoPlantedLink(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "crashers")
+	victim := filepath.Join(root, "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	findings := []verify.FuzzFinding{{Script: "g/K/health.lua", Kind: "lua-error", Message: "boom", Object: map[string]any{"kind": "K"}}}
+	planted := filepath.Join(dir, "g_K_health.lua-error.1.yaml")
+	if err := os.Symlink(victim, planted); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(dir, "g_K_health.lua-error.2.yaml")
+	if err := os.Symlink(filepath.Join(root, "created-through-link"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := verify.WriteFindings(dir, findings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the link's target was overwritten: %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "created-through-link")); err == nil {
+		t.Error("a file was created through a dangling link")
+	}
+	if len(paths) != 1 || paths[0] != filepath.Join(dir, "g_K_health.lua-error.3.yaml") {
+		t.Fatalf("wrote %v, want the first free name", paths)
+	}
+	if info, err := os.Lstat(paths[0]); err != nil || !info.Mode().IsRegular() {
+		t.Errorf("%s: %v %v, want a regular file", paths[0], info, err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/argoproj/argo-rollouts/metricproviders/plugin/rpc"
 	goPlugin "github.com/hashicorp/go-plugin"
@@ -23,10 +24,16 @@ import (
 )
 
 func main() {
-	fs := flag.NewFlagSet(filepath.Base(os.Args[0]), flag.ContinueOnError)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the cluster the Rollouts controller runs against\n(default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", "", "the kubeconfig `FILE` of the cluster the Rollouts controller runs against\n(default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
 	printVersion := fs.Bool("version", false, "print the version and exit")
-	copyTo := fs.String("copy-to", "", "copy this binary to the path and exit: the init container of a file:// install runs it,\nas plugin images have no shell and no cp (docs/kargo.md)")
+	var pairs []rolloutplugin.NamespacePair
+	fs.Func(rolloutplugin.AllowNamespacePairFlag, "RUN_NAMESPACE=ROLLOUT_NAMESPACE: AnalysisRuns in the first namespace may read Rollouts in the\nsecond with the controller's identity (repeat for more pairs; a run always reads its own namespace;\ndocs/security.md)", func(v string) error {
+		pair, err := rolloutplugin.ParseNamespacePair(v)
+		pairs = append(pairs, pair)
+		return err
+	})
+	copyTo := fs.String("copy-to", "", "copy this binary to `PATH` and exit: the init container of a file:// install runs it,\nas plugin images have no shell and no cp")
 	if code, done := parse(fs, os.Args[1:], os.Stdout, os.Stderr); done {
 		os.Exit(code)
 	}
@@ -42,10 +49,11 @@ func main() {
 		return
 	}
 	if os.Getenv(rolloutplugin.Handshake.MagicCookieKey) != rolloutplugin.Handshake.MagicCookieValue {
-		fmt.Fprintf(os.Stderr, "%s is an Argo Rollouts metric-provider plugin (%s): the Rollouts controller starts it, configured in argo-rollouts-config metricProviderPlugins; see docs/kargo.md\n", os.Args[0], rolloutplugin.Name)
+		fmt.Fprintf(os.Stderr, "%s is an Argo Rollouts metric-provider plugin (%s): the Rollouts controller starts it, configured in argo-rollouts-config metricProviderPlugins; see %s\n", command, rolloutplugin.Name, kargoDocs)
 		os.Exit(1)
 	}
-	impl := rolloutplugin.New(rolloutplugin.Options{Kubeconfig: *kubeconfig, Log: os.Stderr, Watch: &watchcache.Options{}})
+	rolloutplugin.SilenceClientLogs()
+	impl := rolloutplugin.New(rolloutplugin.Options{Kubeconfig: *kubeconfig, Log: os.Stderr, Watch: &watchcache.Options{}, AllowNamespacePairs: pairs})
 	goPlugin.Serve(&goPlugin.ServeConfig{
 		HandshakeConfig: rolloutplugin.Handshake,
 		Plugins:         map[string]goPlugin.Plugin{rolloutplugin.PluginMapKey: &rpc.RpcMetricProviderPlugin{Impl: impl}},
@@ -77,19 +85,31 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 %s: the Rollouts controller starts it (argo-rollouts-config
 metricProviderPlugins) and asks it for measurements that carry the verdict of a Rollout's own
 analysis. Started by hand it only prints its version or copies itself (--copy-to). See
-docs/kargo.md.
+%s.
 
 Usage:
-  %s [--kubeconfig FILE]
+  %s [--kubeconfig FILE] [--allow-namespace-pair RUN_NAMESPACE=ROLLOUT_NAMESPACE ...]
   %s --version
   %s --copy-to PATH
 
 Flags:
-`, fs.Name(), rolloutplugin.Name, fs.Name(), fs.Name(), fs.Name())
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+`, fs.Name(), rolloutplugin.Name, kargoDocs, fs.Name(), fs.Name(), fs.Name())
+	// The flags as the usage lines spell them (--name); the flag package accepts both spellings.
+	fs.VisitAll(func(f *flag.Flag) {
+		name, help := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, strings.ReplaceAll(help, "\n", "\n    \t"))
+	})
 }
+
+// command is the plugin's name, whatever path the controller starts it by (plugin-bin/<namespace>/<name>).
+const command = "rollouts-plugin-metric-analysis-health"
+
+// kargoDocs is where the plugin is documented.
+const kargoDocs = "https://github.com/analysis-health/analysis-health/blob/main/docs/kargo.md"
 
 // copySelf writes this executable to dst, executable, through a temporary file in dst's folder renamed
 // into place, so that the controller never finds a partial binary at its file:// location.

@@ -51,7 +51,8 @@ current-context: x
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin)
+	// the platform admin's policy, as argo-rollouts-config's args give it
+	cmd := exec.Command(bin, "--allow-namespace-pair=kargo-shop=shop")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	plugins := map[string]goPlugin.Plugin{rolloutplugin.PluginMapKey: &rpc.RpcMetricProviderPlugin{}}
 	client := goPlugin.NewClient(&goPlugin.ClientConfig{HandshakeConfig: rolloutplugin.Handshake, Plugins: plugins, Cmd: cmd,
@@ -85,6 +86,7 @@ current-context: x
 		{"", "failed to run via plugin: metric has no provider.plugin"},
 		{`{"name":"checkout"}`, "namespace is required"},
 		{`{"name":"checkout","namespace":"shop","apiTimeout":"2s"}`, "Rollout shop/checkout: cannot reach the Rollouts controller's cluster"},
+		{`{"name":"checkout","namespace":"team-b-private"}`, `add "--allow-namespace-pair=kargo-shop=team-b-private" to the plugin's args`},
 	} {
 		m := p.Run(ar, metric(tc.config))
 		if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, tc.message) || !json.Valid([]byte(m.Value)) {
@@ -160,6 +162,7 @@ func TestHelp(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			cmd := exec.Command(bin, tc.args...)
+			cmd.Args[0] = "./plugin-bin/analysis-health/rollout-analysis"
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
 			code := 0
@@ -179,10 +182,16 @@ func TestHelp(t *testing.T) {
 				}
 			}
 			if tc.usageOnStdout {
-				for _, want := range []string{rolloutplugin.Name, "-kubeconfig", "-copy-to", "-version"} {
+				for _, want := range []string{rolloutplugin.Name, "  --kubeconfig FILE\n", "  --copy-to PATH\n", "  --version\n",
+					"https://github.com/analysis-health/analysis-health/blob/main/docs/kargo.md"} {
 					if !strings.Contains(stdout.String(), want) {
 						t.Errorf("usage lacks %q:\n%s", want, stdout.String())
 					}
+				}
+				// The usage names the command, not the path it was started by; flags are spelled --name.
+				if !strings.HasPrefix(stdout.String(), "rollouts-plugin-metric-analysis-health is ") || strings.Contains(stdout.String(), "\n  -copy-to") ||
+					strings.Contains(stdout.String(), " docs/kargo.md") {
+					t.Errorf("usage:\n%s", stdout.String())
 				}
 			}
 			if code == 2 && !strings.Contains(stderr.String(), "Usage:") {

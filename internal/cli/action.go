@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/analysis-health/analysis-health/internal/install/argocdcm"
+	"github.com/analysis-health/analysis-health/internal/install/argocdcm/builtin"
 	"github.com/analysis-health/analysis-health/internal/install/manifest"
 	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
@@ -21,6 +23,8 @@ func init() { verbs = append(verbs, newActionCommand) }
 
 type actionFlags struct {
 	file    string
+	name    string // with several objects in -f, the one to act on
+	kind    string
 	version profileValue
 	output  *enumValue
 	params  []string
@@ -35,13 +39,23 @@ type ActionRow struct {
 	IconClass   string `json:"iconClass,omitempty"`
 	// Reason explains an action our discovery disabled because an analysis run failed.
 	Reason string `json:"reason,omitempty"`
+	// Source is who ships the action's script: "analysis-health" (action run runs it) or "Argo CD" (a
+	// built-in, whose Lua is Argo CD's and not bundled here: RunWith runs it there).
+	Source  string `json:"source"`
+	RunWith string `json:"runWith,omitempty"`
 }
 
-const builtinNote = `Only the actions analysis-health ships are listed and run. They are installed with
+// argocdRun is the command that runs Argo CD's built-in action name on the object in Argo CD.
+func argocdRun(obj manifest.Object, name string) string {
+	return fmt.Sprintf("argocd app actions run APP %s --kind %s --resource-name %s", name, obj.Kind(), obj.Name())
+}
+
+const builtinNote = `Only the actions analysis-health ships are run here. They are installed with
 mergeBuiltinActions: true, so Argo CD adds its built-in actions (Rollout: abort, promote-full,
 restart, resume, retry, and in v3 pause and skip-current-step; AnalysisRun: terminate) after these;
-where both name an action, the entry from analysis-health wins. Argo CD's built-ins are not bundled
-in this binary.`
+where both name an action, the entry from analysis-health wins. list shows the built-ins as Argo
+CD's (SOURCE), with the argocd app actions run command that runs them there: their Lua is Argo CD's
+and not bundled in this binary. With several objects in -f, select one with --kind and --name.`
 
 func newActionCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
@@ -54,7 +68,7 @@ mirroring argocd admin settings resource-overrides list-actions and run-action.
 ` + builtinNote + `
 
 See docs/actions.md.`,
-		Args: cobra.NoArgs,
+		Args: fileAsArgument,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError("name a subcommand: list or run")
 		},
@@ -75,7 +89,7 @@ why.
 ` + builtinNote,
 		Example: `  analysis-health action list -f rollout.yaml
   kubectl get rollout checkout -n shop -o yaml | analysis-health action list -f - -o json`,
-		Args: cobra.NoArgs,
+		Args: fileAsArgument,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.file == "" {
 				return usageError("-f FILE is required (use - for standard input)")
@@ -84,6 +98,7 @@ why.
 		},
 	}
 	cmd.Flags().StringVarP(&f.file, "filename", "f", "", "file with one YAML/JSON object, or - (stdin)")
+	addSelectFlags(cmd, f)
 	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json|yaml")
 	return cmd
@@ -118,6 +133,7 @@ actionParams.
 		},
 	}
 	cmd.Flags().StringVarP(&f.file, "filename", "f", "", "file with one YAML/JSON object, or - (stdin)")
+	addSelectFlags(cmd, f)
 	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().StringArrayVar(&f.params, "param", nil, "action parameter key=value, repeatable (Argo CD v3 only)")
 	cmd.Flags().BoolVar(&f.diff, "diff", false, "print a unified diff against the input instead of the resulting object")
@@ -138,10 +154,10 @@ func loadActionTarget(o *Options, f *actionFlags) (*actionTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(objs) != 1 {
-		return nil, fmt.Errorf("%s: want exactly one object, found %d", f.file, len(objs))
+	obj, err := selectObject(f, objs)
+	if err != nil {
+		return nil, err
 	}
-	obj := objs[0]
 	discovery, defs, err := lua.Actions(obj.Group(), obj.Kind())
 	if errors.Is(err, lua.ErrNoActions) {
 		var kinds []string
@@ -155,6 +171,32 @@ func loadActionTarget(o *Options, f *actionFlags) (*actionTarget, error) {
 		return nil, err
 	}
 	return &actionTarget{obj: obj, discovery: discovery, defs: defs, engine: engine.Engine{Profile: profile}}, nil
+}
+
+func addSelectFlags(cmd *cobra.Command, f *actionFlags) {
+	cmd.Flags().StringVar(&f.name, "name", "", "with several objects in -f: the name of the one to act on")
+	cmd.Flags().StringVar(&f.kind, "kind", "", "with several objects in -f: the kind of the one to act on (Rollout, AnalysisRun, Experiment)")
+}
+
+// selectObject is the one object of -f that --kind and --name select (both optional).
+func selectObject(f *actionFlags, objs []manifest.Object) (manifest.Object, error) {
+	var picked []manifest.Object
+	var all []string
+	for _, o := range objs {
+		all = append(all, o.Kind()+" "+o.Name())
+		if (f.kind == "" || strings.EqualFold(f.kind, o.Kind()) || strings.EqualFold(f.kind, groupKind(o))) && (f.name == "" || f.name == o.Name()) {
+			picked = append(picked, o)
+		}
+	}
+	switch {
+	case len(objs) == 0:
+		return manifest.Object{}, fmt.Errorf("%s: %w", f.file, manifest.ErrNoObjects)
+	case len(picked) == 1:
+		return picked[0], nil
+	case len(picked) == 0:
+		return manifest.Object{}, usageError("%s: no object matches --kind %q --name %q (it has: %s)", f.file, f.kind, f.name, strings.Join(all, ", "))
+	}
+	return manifest.Object{}, usageError("%s holds %d objects (%s): select one with --kind KIND --name NAME", f.file, len(picked), strings.Join(all, ", "))
 }
 
 func groupKind(obj manifest.Object) string {
@@ -189,13 +231,33 @@ func (t *actionTarget) discover() ([]ActionRow, error) {
 			unblocked[a.Name] = !a.Disabled
 		}
 	}
+	ours := map[string]bool{}
+	for _, d := range t.defs {
+		ours[d.Name] = true
+	}
 	rows := make([]ActionRow, 0, len(actions))
 	for _, a := range actions {
-		row := ActionRow{Name: a.Name, Disabled: a.Disabled, DisplayName: a.DisplayName, IconClass: a.IconClass}
+		row := ActionRow{Name: a.Name, Disabled: a.Disabled, DisplayName: a.DisplayName, IconClass: a.IconClass, Source: "analysis-health"}
+		if !ours[a.Name] {
+			row.Source, row.RunWith = "Argo CD", argocdRun(t.obj, a.Name)
+		}
 		if enabled, listed := unblocked[a.Name]; unblocked != nil && a.Disabled && (enabled || !listed) {
 			row.Reason = failedAnalysisReason(t.obj.Object)
 		}
 		rows = append(rows, row)
+	}
+	// Argo CD merges its built-in actions after ours (mergeBuiltinActions: true); its own discovery
+	// decides whether they are enabled, so they are listed as Argo CD's with the command that runs them.
+	listed := map[string]bool{}
+	for _, r := range rows {
+		listed[r.Name] = true
+	}
+	if ix, err := builtin.For(t.engine.Profile.String()); err == nil {
+		for _, name := range ix.Actions(argocdcm.ConfigMapKey(t.obj.Group(), t.obj.Kind())) {
+			if !listed[name] && !ours[name] {
+				rows = append(rows, ActionRow{Name: name, Source: "Argo CD", RunWith: argocdRun(t.obj, name), Reason: "Argo CD's built-in discovery decides"})
+			}
+		}
 	}
 	return rows, nil
 }
@@ -277,9 +339,18 @@ func runActionList(o *Options, f *actionFlags) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(o.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tDISABLED\tREASON")
+	fmt.Fprintln(tw, "NAME\tDISABLED\tSOURCE\tREASON")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%v\t%s\n", r.Name, r.Disabled, dash(r.Reason))
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\n", r.Name, r.Disabled, r.Source, dash(r.Reason))
+	}
+	var builtins []string
+	for _, r := range rows {
+		if r.RunWith != "" {
+			builtins = append(builtins, "  "+r.RunWith)
+		}
+	}
+	if len(builtins) > 0 {
+		fmt.Fprintf(tw, "\nArgo CD's own actions run in Argo CD (their Lua is Argo CD's, not bundled here):\n%s\n", strings.Join(builtins, "\n"))
 	}
 	return tw.Flush()
 }
@@ -316,6 +387,10 @@ func runActionRun(o *Options, f *actionFlags, name string) error {
 		return err
 	}
 	for _, r := range rows {
+		if r.Name == name && r.RunWith != "" {
+			return fmt.Errorf("%s is Argo CD's built-in action for %s, whose Lua is Argo CD's and not bundled here: run it in Argo CD with\n  %s",
+				name, groupKind(t.obj), r.RunWith)
+		}
 		if r.Name == name && r.Disabled {
 			why := r.Reason
 			if why == "" {
@@ -333,6 +408,12 @@ func runActionRun(o *Options, f *actionFlags, name string) error {
 		}
 	}
 	if script == "" {
+		for _, r := range rows {
+			if r.Name == name && r.RunWith != "" {
+				return fmt.Errorf("%s is Argo CD's built-in action for %s, whose Lua is Argo CD's and not bundled here: run it in Argo CD with\n  %s",
+					name, groupKind(t.obj), r.RunWith)
+			}
+		}
 		return fmt.Errorf("unknown action %q for %s: analysis-health ships %s; Argo CD's built-in actions are not bundled (run them with argocd app actions run)",
 			name, groupKind(t.obj), strings.Join(ours, ", "))
 	}

@@ -24,19 +24,21 @@ func TestActionCommand(t *testing.T) {
 		wantErr string   // substring of stderr
 	}{
 		{name: "list with reasons from the failed run", args: []string{"action", "list", "-f", "testdata/actions/rollout-step-analysis-failed.yaml"},
-			wantOut: "NAME               DISABLED  REASON\n" +
-				"pause              true      -\n" +
-				"promote-full       true      " + blockedReason + "\n" +
-				"skip-current-step  true      " + blockedReason + "\n"},
+			hasOut: []string{"NAME               DISABLED  SOURCE           REASON\n" +
+				"pause              true      analysis-health  -\n" +
+				"promote-full       true      Argo CD          " + blockedReason + "\n" +
+				"skip-current-step  true      analysis-health  " + blockedReason + "\n",
+				"retry              false     Argo CD          Argo CD's built-in discovery decides\n",
+				"  argocd app actions run APP retry --kind Rollout --resource-name checkout\n"}},
 		{name: "list, nothing blocked", args: []string{"action", "list", "-f", "testdata/actions/rollout-pause-step.yaml"},
-			wantOut: "NAME               DISABLED  REASON\npause              false     -\nskip-current-step  false     -\n"},
+			hasOut: []string{"NAME               DISABLED  SOURCE           REASON\npause              false     analysis-health  -\nskip-current-step  false     analysis-health  -\n"}},
 		{name: "disabled for another reason has no reason", args: []string{"action", "list", "-f", "testdata/actions/experiment-successful.yaml"},
-			wantOut: "NAME       DISABLED  REASON\nterminate  true      -\n"},
+			wantOut: "NAME       DISABLED  SOURCE           REASON\nterminate  true      analysis-health  -\n"},
 		{name: "list as json", args: []string{"action", "list", "-f", "testdata/actions/rollout-step-analysis-failed.yaml", "-o", "json"},
 			hasOut: []string{`"name": "promote-full"`, `"displayName": "promote-full (blocked: step analysis run checkout-c9c66885-4-2 Failed)"`, `"reason": "blocked by step analysis run`}},
 		{name: "list from stdin as yaml", args: []string{"action", "list", "-f", "-", "-o", "yaml", "--argocd-version", "v3"},
 			stdin:   `{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun", "metadata": {"name": "r"}, "spec": {}, "status": {"phase": "Running"}}`,
-			wantOut: "- disabled: false\n  name: terminate\n"},
+			wantOut: "- disabled: false\n  name: terminate\n  source: analysis-health\n"},
 		{name: "run prints the patched object", args: []string{"action", "run", "pause", "-f", "testdata/actions/rollout-pause-step.yaml"},
 			hasOut: []string{"kind: Rollout\n", "spec:\n  paused: true\n  replicas: 4\n", "currentStepIndex: 1\n"}},
 		{name: "run --diff", args: []string{"action", "run", "skip-current-step", "-f", "testdata/actions/rollout-pause-step.yaml", "--diff"},
@@ -49,23 +51,23 @@ func TestActionCommand(t *testing.T) {
 			hasOut: []string{"+  terminate: true\n"}},
 		{name: "disabled by a failed analysis", args: []string{"action", "run", "skip-current-step", "-f", "testdata/actions/rollout-step-analysis-failed.yaml"},
 			code: 1, wantErr: `action "skip-current-step" is disabled for Rollout shop/checkout: ` + blockedReason},
-		{name: "promote-full is refused with the reason", args: []string{"action", "run", "promote-full", "-f", "testdata/actions/rollout-step-analysis-failed.yaml"},
-			code: 1, wantErr: `action "promote-full" is disabled for Rollout shop/checkout: blocked by step analysis run`},
+		{name: "promote-full is Argo CD's", args: []string{"action", "run", "promote-full", "-f", "testdata/actions/rollout-step-analysis-failed.yaml"},
+			code: 1, wantErr: "argocd app actions run APP promote-full --kind Rollout --resource-name checkout"},
 		{name: "disabled by state", args: []string{"action", "run", "terminate", "-f", "testdata/actions/experiment-successful.yaml"},
 			code: 1, wantErr: `action "terminate" is disabled for Experiment shop/checkout-7bb9d897fd-7-1: the bundled discovery script disables it`},
 		{name: "built-in action not bundled", args: []string{"action", "run", "abort", "-f", "testdata/actions/rollout-pause-step.yaml"},
-			code: 1, wantErr: `unknown action "abort" for argoproj.io/Rollout: analysis-health ships pause, skip-current-step; Argo CD's built-in actions are not bundled`},
+			code: 1, wantErr: "abort is Argo CD's built-in action for argoproj.io/Rollout, whose Lua is Argo CD's and not bundled here: run it in Argo CD with\n  argocd app actions run APP abort --kind Rollout --resource-name frontend"},
 		{name: "wrong kind", args: []string{"action", "list", "-f", "testdata/actions/deployment.yaml"},
 			code: 1, wantErr: "Deployment web: analysis-health has no actions for apps/Deployment (it has actions for argoproj.io/AnalysisRun, argoproj.io/Experiment, argoproj.io/Rollout"},
 		{name: "several objects", args: []string{"action", "run", "terminate", "-f", "testdata/actions/two-objects.yaml"},
-			code: 1, wantErr: "two-objects.yaml: want exactly one object, found 2"},
+			code: 2, wantErr: "two-objects.yaml holds 2 objects"},
 		{name: "missing file", args: []string{"action", "list", "-f", "testdata/actions/nope.yaml"}, code: 1, wantErr: "nope.yaml"},
 		{name: "the action fails", args: []string{"action", "run", "terminate", "-f", "-", "--argocd-version", "v3"},
 			stdin: `{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun", "metadata": {"name": "r"}}`,
 			code:  1, wantErr: "- (document 1): AnalysisRun r: action terminate failed: terminate: the AnalysisRun has no spec"},
 		{name: "discovery survives odd field types", args: []string{"action", "list", "-f", "-"},
 			stdin:   `{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun", "metadata": {"name": "r"}, "spec": {"terminate": {"x": 1}}, "status": {"phase": {}}}`,
-			wantOut: "NAME       DISABLED  REASON\nterminate  false     -\n"},
+			wantOut: "NAME       DISABLED  SOURCE           REASON\nterminate  false     analysis-health  -\n"},
 		{name: "param under v2", args: []string{"action", "run", "terminate", "-f", "testdata/actions/analysisrun-running.yaml", "--param", "a=b", "--argocd-version", "v2"},
 			code: 2, wantErr: "--param needs Argo CD v3"},
 		{name: "param under the default profile is accepted", args: []string{"action", "run", "terminate", "-f", "testdata/actions/analysisrun-running.yaml", "--param", "a=b"},
@@ -168,5 +170,40 @@ func TestActionRendering(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", b.String(), tc.want)
 			}
 		})
+	}
+}
+
+// action list and action run agree: what the list says analysis-health runs, run runs (or refuses as
+// disabled); what it lists as Argo CD's, run refuses with the argocd command that runs it there; -f with
+// several objects selects with --kind and --name.
+func TestActionListAndRunAgree(t *testing.T) {
+	const multi = "../../testdata/examples/canary-analysis.yaml"
+	code, _, errOut := run(t, "", "action", "list", "-f", multi)
+	if code != 2 || !strings.Contains(errOut, "select one with --kind KIND --name NAME") || !strings.Contains(errOut, "Rollout checkout") {
+		t.Errorf("several objects without a selection: exit %d %s", code, errOut)
+	}
+	for _, sel := range [][]string{{"--kind", "Rollout", "--name", "checkout"}, {"--kind", "AnalysisRun"}, {"--name", "payments"}} {
+		code, out, errOut := run(t, "", append([]string{"action", "list", "-f", multi, "-o", "json"}, sel...)...)
+		var rows []ActionRow
+		if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows) == 0 {
+			t.Fatalf("%v: exit %d %s", sel, code, errOut)
+		}
+		for _, r := range rows {
+			code, _, errOut := run(t, "", append([]string{"action", "run", r.Name, "-f", multi}, sel...)...)
+			switch {
+			case r.Source == "Argo CD":
+				if code != 1 || r.RunWith == "" || !strings.Contains(errOut, r.RunWith) || !strings.HasPrefix(r.RunWith, "argocd app actions run APP "+r.Name+" --kind ") {
+					t.Errorf("%v %s (Argo CD's): exit %d %s", sel, r.Name, code, errOut)
+				}
+			case r.Disabled:
+				if code != 1 || !strings.Contains(errOut, "is disabled") {
+					t.Errorf("%v %s (disabled): exit %d %s", sel, r.Name, code, errOut)
+				}
+			default:
+				if code != 0 {
+					t.Errorf("%v %s: listed as runnable, run exits %d: %s", sel, r.Name, code, errOut)
+				}
+			}
+		}
 	}
 }

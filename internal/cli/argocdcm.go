@@ -24,6 +24,9 @@ const argocdCMExpected = "--argocd-cm reads the argocd-cm ConfigMap (apiVersion 
 // go: the keys it adds are the ones Argo CD then reads. Anything else is an error naming the file and
 // saying what is expected.
 func readArgoCDCM(path string, stdin io.Reader) (map[string]string, error) {
+	if _, err := os.Stat(path); path != "-" && err != nil {
+		return nil, fmt.Errorf("--argocd-cm %s: %w", path, pathError(err))
+	}
 	if info, err := os.Stat(path); path == "-" || (err == nil && !info.IsDir()) {
 		raw, err := readSource(path, stdin)
 		if err != nil {
@@ -57,7 +60,7 @@ func readSource(path string, stdin io.Reader) ([]byte, error) {
 	}
 	raw, err := io.ReadAll(stdin)
 	if err != nil {
-		return nil, fmt.Errorf("-: %w", err)
+		return nil, fmt.Errorf("-: cannot read standard input (closed?): %w", pathError(err))
 	}
 	return raw, nil
 }
@@ -115,11 +118,41 @@ func mergePatch(path string, raw []byte) (patch map[string]any, ok bool, err err
 	return patch, true, nil
 }
 
+// helmValues reports whether a document looks like values of the argo-helm argo-cd chart, whose
+// configs.cm becomes argocd-cm (or of any chart: top-level keys the chart's values.yaml has).
+func helmValues(doc map[string]any) bool {
+	if configs, ok := doc["configs"].(map[string]any); ok {
+		if _, ok := configs["cm"]; ok {
+			return true
+		}
+	}
+	for _, k := range []string{"global", "controller", "server", "repoServer", "crds"} {
+		if _, ok := doc[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// pathError is err without the Go call it came from ("stat x: no such file" is "no such file").
+func pathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // patchData is the data of a merge patch for argocd-cm: the patch `generate --format patch` writes has
 // data and nothing else.
 func patchData(path string, patch map[string]any) (map[string]string, error) {
 	raw, ok := patch["data"]
 	if !ok {
+		if helmValues(patch) {
+			return nil, fmt.Errorf("%s: not an argocd-cm: these are Helm values of the argo-cd chart (configs.cm); pass the ConfigMap the chart renders "+
+				"(helm template argo-cd argo/argo-cd -f %s --show-only templates/argocd-configs/argocd-cm.yaml, or kubectl get configmap argocd-cm -n argocd -o yaml), "+
+				"or the merge patch `generate --format patch` writes", path, path)
+		}
 		return nil, fmt.Errorf("%s: not an argocd-cm: the document has no apiVersion and kind, and no data; %s", path, argocdCMExpected)
 	}
 	for k := range patch {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 
@@ -88,7 +89,7 @@ nothing behind. See docs/install.md.`,
 		Example: `  analysis-health generate --format patch --out argocd-cm-patch.yaml
   analysis-health generate --format helm --inconclusive degraded > analysis-health-values.yaml
   analysis-health generate --format kustomize --kinds Rollout,AnalysisRun \
-    --out overlays/analysis-health
+    --out analysis-health
   analysis-health generate --format patch --block-bypass-on-failed-analysis=false
   analysis-health generate --format lua --actions=false --out resource_customizations
   analysis-health generate --format kargo --project shop --rollout checkout --namespace shop \
@@ -124,7 +125,7 @@ nothing behind. See docs/install.md.`,
 	cmd.Flags().Var(f.inconclusive, "inconclusive", "health of an inconclusive analysis: suspended (a pause waiting for a human) or degraded (a failure; --format notifications notifies it)")
 	cmd.Flags().Var(f.humanGate, "human-gate", "health of a Rollout paused for a person (pause: {}, autoPromotionEnabled: false) after its analysis passed: suspended (the sync and Kargo's Stage wait) or healthy (they complete; verify with the plugin, docs/hooks.md)")
 	cmd.Flags().StringSliceVar(&f.kinds, "kinds", nil, "kinds to include, comma-separated (default all: "+kindList()+")")
-	cmd.Flags().StringVar(&f.namespace, "namespace", generator.DefaultNamespace, "namespace of argocd-cm (set in --format argocd-cm, and in the usage hints) and of the ArgoCD resource (operator formats); with --format kargo, the Rollout's namespace, given with --rollout (no default: without both, the Stage's vars name the Rollout)")
+	cmd.Flags().StringVar(&f.namespace, "namespace", generator.DefaultNamespace, "namespace of argocd-cm (set in --format argocd-cm, and in the usage hints) and of the ArgoCD resource (operator formats); with --format kargo, the Rollout's namespace, given with --rollout; kargo does not use the default (without both, the Stage's vars name the Rollout)")
 	cmd.Flags().StringVar(&f.argocdName, "argocd-name", generator.DefaultArgoCDName, "name of the ArgoCD resource the operator formats patch (they refuse to apply to any other)")
 	cmd.Flags().StringVar(&f.out, "out", "", "write to this file (folder for kustomize and lua) instead of standard output")
 	cmd.Flags().BoolVar(&f.actions, "actions", true, "include the resource actions (resource.customizations.actions.* keys, actions/ folders in --format lua)")
@@ -249,4 +250,17 @@ func runGenerate(o *Options, f *generateFlags) error {
 	}
 	fmt.Fprintf(o.ErrOut, "wrote %s (%s)\n", f.out, format)
 	return nil
+}
+
+// fileAsArgument refuses arguments of a verb that reads -f, pointing `health rollout.yaml` at
+// -f rollout.yaml, as formatAsArgument does for generate.
+func fileAsArgument(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	a := args[0]
+	if _, err := os.Stat(a); err == nil || a == "-" || strings.HasSuffix(a, ".yaml") || strings.HasSuffix(a, ".yml") || strings.HasSuffix(a, ".json") {
+		return usageError("unknown command %q for %q: did you mean -f %s?", a, cmd.CommandPath(), a)
+	}
+	return usageError("unknown command %q for %q: %s takes no arguments; give the input with -f FILE", a, cmd.CommandPath(), cmd.Name())
 }

@@ -31,13 +31,13 @@ func addKargoFlags(fs *pflag.FlagSet, k *kargoFlags) {
 		dst        *string
 		name, help string
 	}{
-		{&k.project, "project", "--format kargo: the Kargo Project namespace to put the AnalysisTemplate in (default: a ClusterAnalysisTemplate)"},
+		{&k.project, "project", "--format kargo: the Kargo Project namespace to put the AnalysisTemplate in (default: a ClusterAnalysisTemplate); with --namespace, the chart values let its runs read the Rollout there (the plugin's --allow-namespace-pair, docs/security.md)"},
 		{&k.rollout, "rollout", "--format kargo: the Rollout whose analysis the Stage verification shows (with --namespace; default: the Stage's vars)"},
 		{&k.pluginLocation, "plugin-location", "--format kargo: where the Rollouts controller gets the plugin binary, https://… or file:///… (required)"},
 		{&k.pluginSHA256, "plugin-sha256", "--format kargo: the binary's hex SHA-256 (required for an http(s) location, or give --plugin-file)"},
 		{&k.pluginImage, "plugin-image", "--format kargo: an image holding the plugin at " + generator.PluginImageBinary + ": the values copy it to the file:// location with an init container"},
 		{&k.pluginFile, "plugin-file", "--format kargo: the plugin binary, to compute its SHA-256"},
-		{&k.kubeconfigSecret, "kubeconfig-secret", "--format kargo: Secret in the Project namespace with a kubeconfig for the Rollout's cluster (multi-cluster)"},
+		{&k.kubeconfigSecret, "kubeconfig-secret", "--format kargo: Secret in the Project namespace with a kubeconfig for the Rollout's cluster (multi-cluster: one https:// cluster with certificate-authority-data and a bound token, docs/security.md)"},
 		{&k.kubeconfigKey, "kubeconfig-key", "--format kargo: key of --kubeconfig-secret (default " + generator.DefaultKargoKubeconfigKey + ")"},
 		{&k.imageRepo, "image-repo", "--format kargo: the Freight's image repository: the Stage passes the Freight's image, and the plugin judges the revision that runs it"},
 		{&k.rolloutsServiceAccount, "rollouts-service-account", "--format kargo: <namespace>/<name> of the Rollouts controller's ServiceAccount (default " + generator.DefaultRolloutsServiceAccount + ")"},
@@ -93,6 +93,9 @@ func runGenerateKargo(cmd *cobra.Command, o *Options, f *generateFlags) error {
 		bin, err := os.ReadFile(k.pluginFile)
 		if err != nil {
 			return fmt.Errorf("--plugin-file: %w", err)
+		}
+		if err := generator.CheckPluginBinary(bin); err != nil {
+			return fmt.Errorf("--plugin-file %s: %w", k.pluginFile, err)
 		}
 		opts.PluginSHA256 = generator.PluginSHA256Of(bin)
 	}

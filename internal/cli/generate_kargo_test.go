@@ -171,7 +171,7 @@ func TestGenerateKargoNoAnalysis(t *testing.T) {
 
 func TestGenerateKargo(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "plugin")
-	if err := os.WriteFile(bin, []byte("a plugin binary"), 0o755); err != nil {
+	if err := os.WriteFile(bin, linuxELF(""), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "kargo")
@@ -181,7 +181,7 @@ func TestGenerateKargo(t *testing.T) {
 		t.Fatalf("exit %d %q %q", code, stdout, stderr)
 	}
 	files, err := generator.GenerateKargo(generator.KargoOptions{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop",
-		PluginLocation: "https://example.com/p", PluginSHA256: generator.PluginSHA256Of([]byte("a plugin binary")),
+		PluginLocation: "https://example.com/p", PluginSHA256: generator.PluginSHA256Of(linuxELF("")),
 		KubeconfigSecret: "workload", Version: cli.Version})
 	if err != nil {
 		t.Fatal(err)

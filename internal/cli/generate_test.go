@@ -107,7 +107,7 @@ func TestGenerateUsageErrors(t *testing.T) {
 		{"lua needs --out", []string{"--format", "lua"}, "--format lua writes a folder"},
 		{"argument", []string{"--format", "patch", "extra"}, `unknown command "extra"`},
 		{"actions not a bool", []string{"--format", "patch", "--actions=maybe"}, `invalid argument "maybe" for "--actions" flag`},
-		{"guard off without actions", []string{"--format", "patch", "--actions=false", "--block-bypass-on-failed-analysis=false"}, "block-bypass-on-failed-analysis=false has no effect with actions=false"},
+		{"guard off without actions", []string{"--format", "patch", "--actions=false", "--block-bypass-on-failed-analysis=false"}, "--block-bypass-on-failed-analysis=false has no effect with --actions=false"},
 		{"guard off without Rollout", []string{"--format", "patch", "--kinds", "AnalysisRun", "--block-bypass-on-failed-analysis=false"}, "no selected kind's discovery has the option (it applies to Rollout)"},
 	}
 	for _, tc := range tests {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -25,6 +26,7 @@ import (
 type healthFlags struct {
 	files    []string
 	argocdCM string
+	openLibs bool
 	version  profileValue
 	output   *enumValue
 }
@@ -60,11 +62,14 @@ its built-in Lua script, gitops-engine's Go check, or none.
 It exits 0 once every object is read, whatever its health. A document that is not a Kubernetes
 object, and a file without a single object (empty, comments only), is a one-line error naming the
 file and document on standard error and exit status 1; the other files are still evaluated. See
-docs/health-semantics.md.`,
+docs/health-semantics.md.
+
+An argocd-cm whose health script asks for open libraries (resource.customizations.useOpenLibs) is
+refused unless --open-libs: with them the script could run programs and read files on this machine.`,
 		Example: `  analysis-health health -f testdata/examples/canary-analysis.yaml
   kubectl get rollouts -A -o yaml | analysis-health health -f - -o json
   analysis-health health -f rollout.yaml --argocd-cm argocd-cm.yaml --argocd-version v3`,
-		Args: cobra.NoArgs,
+		Args: fileAsArgument,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(f.files) == 0 {
 				return usageError("at least one -f FILE is required (use - for standard input)")
@@ -74,6 +79,7 @@ docs/health-semantics.md.`,
 	}
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "file, folder or - (stdin) with YAML/JSON objects; repeatable")
 	cmd.Flags().StringVar(&f.argocdCM, "argocd-cm", "", "use the health scripts of this argocd-cm ConfigMap, or of the merge patch generate --format patch writes, instead of the bundled ones")
+	cmd.Flags().BoolVar(&f.openLibs, "open-libs", false, "run argocd-cm health scripts with useOpenLibs with open libraries, as Argo CD does (they can run programs on this machine)")
 	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json|yaml")
 	return cmd
@@ -90,7 +96,10 @@ func bundledScripts(group, kind string) (string, bool, string) {
 	return s, false, "bundled"
 }
 
-func configMapScripts(path string) (scriptSource, error) {
+// configMapScripts reads the health scripts of an argocd-cm. One asking for open libraries is refused
+// unless openLibs: a ConfigMap under review is input data, and gopher-lua's full libraries (os.execute,
+// io.open) would let it run programs and read files on this machine.
+func configMapScripts(path string, openLibs bool) (scriptSource, error) {
 	data, err := readArgoCDCM(path, nil)
 	if err != nil {
 		return nil, err
@@ -99,9 +108,19 @@ func configMapScripts(path string) (scriptSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	for key, o := range ov {
+	keys := make([]string, 0, len(ov))
+	for key := range ov {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		o := ov[key]
 		if o.HealthLua == "" {
 			continue
+		}
+		if o.UseOpenLibs && !openLibs {
+			return nil, fmt.Errorf("%s: %s asks for open libraries for the health script of %s, which could then run programs and read files on this machine; pass --open-libs to run it as Argo CD would",
+				path, openLibsKey(data, key), key)
 		}
 		if err := engine.CheckSyntax(o.HealthLua); err != nil {
 			return nil, fmt.Errorf("%s: health script for %s: %w", path, key, err)
@@ -116,10 +135,23 @@ func configMapScripts(path string) (scriptSource, error) {
 	}, nil
 }
 
+// openLibsKey names the argocd-cm key that set useOpenLibs for key: its split key, or the legacy
+// resource.customizations entry.
+func openLibsKey(data map[string]string, key string) string {
+	suffix := strings.ReplaceAll(key, "/", "_")
+	if key == "*/*" {
+		suffix = "all"
+	}
+	if k := "resource.customizations.useOpenLibs." + suffix; data[k] != "" {
+		return k
+	}
+	return fmt.Sprintf("resource.customizations (%s: health.lua.useOpenLibs)", key)
+}
+
 func runHealth(o *Options, f *healthFlags) error {
 	source := bundledScripts
 	if f.argocdCM != "" {
-		s, err := configMapScripts(f.argocdCM)
+		s, err := configMapScripts(f.argocdCM, f.openLibs)
 		if err != nil {
 			return err
 		}
@@ -182,6 +214,7 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 	held := map[string]bool{} // the sources with an object or a document reported in bad
 	defer func() {
 		if err == nil {
+			bad = append(bad, r.Unreadable()...)
 			bad = append(bad, emptySources(r.Sources(), held)...)
 		}
 	}()
@@ -383,6 +416,21 @@ func dash(s string) string {
 // sorted, strings made valid UTF-8 the way encoding/json makes them), without the JSON in between and
 // in chunks on every core: the items of a top-level sequence are printed independently of one another, so
 // the chunks put together are the whole. Through JSON, 10,000 rows took longer than evaluating them.
+// asYAML writes what writeJSON writes as YAML, the fields named as in JSON (sigs.k8s.io/yaml), the way
+// kubectl -o yaml shows what -o json does.
+func asYAML(w io.Writer, writeJSON func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := writeJSON(&b); err != nil {
+		return err
+	}
+	out, err := yaml.JSONToYAML(b.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
 func writeYAMLRows(w io.Writer, rows []HealthRow) error {
 	if len(rows) == 0 {
 		b, err := yaml.Marshal(rows)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 )
 
 // allCommands is the root and every command below it, help and completion included.
@@ -151,5 +153,90 @@ func TestDocsNoEmptyCodeBlocks(t *testing.T) {
 			}
 			open, start = !open, i
 		}
+	}
+}
+
+// The small things a new user tripped on: a flag's help that contradicts its default, an error naming a
+// flag without its --, the kustomize example writing into a folder an empty checkout lacks, and -o yaml
+// where health has it.
+func TestHelpSmallThings(t *testing.T) {
+	code, out, _ := run(t, "", "generate", "--help")
+	if code != 0 || strings.Contains(out, "(no default") {
+		t.Errorf("generate --help says both no default and a default for --namespace:\n%s", out)
+	}
+	code, _, errOut := run(t, "", "generate", "--format", "patch", "--actions=false", "--block-bypass-on-failed-analysis=false")
+	if code != 2 || !strings.Contains(errOut, "Error: --block-bypass-on-failed-analysis=false has no effect with --actions=false") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	code, patch, _ := run(t, "", "generate", "--format", "patch")
+	cm := filepath.Join(t.TempDir(), "patch.yaml")
+	if err := os.WriteFile(cm, []byte(patch), 0o644); err != nil || code != 0 {
+		t.Fatal(code, err)
+	}
+	for _, args := range [][]string{
+		{"inspect", "-f", "../../testdata/charts/canary-checkout.yaml", "-o", "yaml"},
+		{"scripts", "--argocd-cm", cm, "-o", "yaml"},
+	} {
+		code, out, errOut := run(t, "", args...)
+		var v map[string]any
+		if code != 0 || yaml.UnmarshalStrict([]byte(out), &v) != nil || len(v) == 0 || strings.HasPrefix(out, "{") {
+			t.Errorf("%v: exit %d, not YAML:\n%s%s", args, code, out, errOut)
+		}
+	}
+	t.Chdir(t.TempDir())
+	if code, _, errOut := run(t, "", "generate", "--format", "kustomize", "--kinds", "Rollout,AnalysisRun", "--out", "analysis-health"); code != 0 {
+		t.Errorf("the kustomize example in an empty folder: exit %d %s", code, errOut)
+	}
+	code, out, _ = run(t, "", "generate", "--help")
+	if !strings.Contains(out, "--format kustomize --kinds Rollout,AnalysisRun \\\n    --out analysis-health\n") {
+		t.Errorf("the kustomize example is not the one run here:\n%s", out)
+	}
+}
+
+// What docs/ and README.md tell a new user holds: short verb cells, no internal package offered as API,
+// no published release promised, cited files that exist, and install.md's check of the options block.
+func TestUserDocsClaims(t *testing.T) {
+	read := func(p string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	readme := read("README.md")
+	table := readme[strings.Index(readme, "| verb | what | docs |"):]
+	table = table[:strings.Index(table, "\n\n")]
+	for _, row := range strings.Split(table, "\n") {
+		if len(row) > 250 {
+			t.Errorf("README verb table: a %d-character row (link to the page instead):\n%s", len(row), row)
+		}
+	}
+	if strings.Contains(readme, "take a statically linked release binary") {
+		t.Error("README offers a release binary; none is published")
+	}
+	if v := read("docs/verify.md"); strings.Contains(v, "lint.Check") || strings.Contains(v, "mutate.Mutator") || strings.Contains(v, "mutate.Minimize") {
+		t.Error("docs/verify.md offers internal packages as public API")
+	}
+	for _, m := range regexp.MustCompile("`([a-z0-9./_-]+\\.go)`").FindAllStringSubmatch(read("testdata/charts/README.md"), -1) {
+		if _, err := os.Stat(filepath.Join("..", "..", m[1])); err != nil {
+			t.Errorf("testdata/charts/README.md cites %s: %v", m[1], err)
+		}
+	}
+	// install.md's sed prints the options block of the generated Rollout script.
+	install := read("docs/install.md")
+	m := regexp.MustCompile(`sed -n '/([^/]+)/,/([^/]+)/p'`).FindStringSubmatch(install)
+	if m == nil {
+		t.Fatal("docs/install.md no longer shows how to print the options block")
+	}
+	code, out, _ := run(t, "", "generate", "--format", "argocd-cm")
+	var cm struct{ Data map[string]string }
+	if code != 0 || yaml.Unmarshal([]byte(out), &cm) != nil {
+		t.Fatal("generate --format argocd-cm")
+	}
+	script := cm.Data["resource.customizations.health.argoproj.io_Rollout"]
+	from, to := strings.Index(script, m[1]), strings.Index(script, m[2])
+	if from < 0 || to < from || !strings.Contains(script[from:to], "inconclusiveStatus") {
+		t.Errorf("the sed range %q..%q does not hold the options block of the generated script", m[1], m[2])
 	}
 }

@@ -24,6 +24,7 @@ type hooksFlags struct {
 	annotations    []string
 	kargoTimeout   time.Duration
 	knownTemplates []string
+	requireTmpl    bool
 	postRenderer   bool
 }
 
@@ -53,17 +54,18 @@ freight.
 Without --post-renderer it prints the generated hooks only (patching Rollouts needs
 --post-renderer). With --post-renderer it prints its input (standard input unless -f is given)
 unchanged, followed by the hooks, with patched Rollouts in place: usable as helm --post-renderer and
-as an Argo CD Config Management Plugin. A run over its own output adds nothing. Bad input (malformed
-YAML, a Rollout referencing a template that is not in the input, a --template naming nothing) is an
-error naming the file, document and object, exit 1, and nothing on stdout. Warnings go to standard
-error. See docs/hooks.md.`,
+as an Argo CD Config Management Plugin. A run over its own output adds nothing. A template a Rollout
+names that is not in the input (a platform ClusterAnalysisTemplate) is a warning and the hooks are
+written for the rest; name it with --known-template, or make it an error with --require-templates.
+Bad input (malformed YAML, a --template naming nothing) is an error naming the file, document and
+object, exit 1, and nothing on stdout. Warnings go to standard error. See docs/hooks.md.`,
 		Example: `  analysis-health hooks -f testdata/charts/canary-checkout.yaml
   helm template checkout ./chart --post-renderer analysis-health \
     --post-renderer-args hooks --post-renderer-args --post-renderer
   analysis-health hooks --mode analysisrun -f web.yaml --post-renderer --arg expected-version=2.4.0
   analysis-health hooks -f - --post-renderer --analysis-labels kargo.akuity.io/stage=prod \
     < rendered.yaml`,
-		Args: cobra.NoArgs,
+		Args: fileAsArgument,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options()
 			if err != nil {
@@ -80,13 +82,15 @@ error. See docs/hooks.md.`,
 	cmd.Flags().StringArrayVar(&f.annotations, "analysis-annotations", nil, "KEY=VALUE annotation for the AnalysisRuns of every Rollout analysis (analysisRunMetadata); repeatable")
 	cmd.Flags().DurationVar(&f.kargoTimeout, "kargo-timeout", inspect.DefaultKargoTimeout, "warn when a Rollout needs longer than this Kargo argocd-update timeout (retry.timeout)")
 	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input, "+templateFlagForm+"; repeatable")
+	cmd.Flags().BoolVar(&f.requireTmpl, "require-templates", false, "exit 1 when a template a Rollout names is neither in the input nor a --known-template")
 	cmd.Flags().BoolVar(&f.postRenderer, "post-renderer", false, "print the input (stdin unless -f is given) followed by the hooks: helm --post-renderer, Config Management Plugin")
 	return cmd
 }
 
 // options turns the flags into hooks.Options; every mistake here is a usage error (exit 2).
 func (f *hooksFlags) options() (hooks.Options, error) {
-	opts := hooks.Options{Mode: hooks.Mode(f.mode.String()), Templates: f.templates, KargoTimeout: f.kargoTimeout, KnownTemplates: f.knownTemplates}
+	opts := hooks.Options{Mode: hooks.Mode(f.mode.String()), Templates: f.templates, KargoTimeout: f.kargoTimeout, KnownTemplates: f.knownTemplates,
+		RequireTemplates: f.requireTmpl}
 	if len(f.files) == 0 && !f.postRenderer {
 		return opts, usageError("at least one -f FILE is required (use - for standard input), or --post-renderer to read standard input")
 	}

@@ -101,9 +101,15 @@ func TestHooksCommand(t *testing.T) {
 			wantErr: []string{"warning: Rollout payments/payments: estimated minimum 3m0s from sync to full promotion exceeds Kargo's argocd-update timeout 2m0s: set the step's retry.timeout to at least 5m0s"}},
 		{name: "known template", args: []string{"hooks", "-f", "testdata/hooks/missing-template.yaml", "--known-template", "platform-success-rate"},
 			wantOut: []string{"kind: ConfigMap"}, noErr: true},
+		// A platform template the chart names but does not hold: a warning naming the choices, exit 0,
+		// and the barrier for the rest, as a Helm post-renderer needs.
+		{name: "absent template is a warning", args: []string{"hooks", "-f", "testdata/hooks/missing-template.yaml"},
+			wantOut: []string{"kind: ConfigMap", "argocd.argoproj.io/hook: PostSync"},
+			wantErr: []string{`warning: Rollout orders: spec.strategy.canary.steps[1].analysis: ClusterAnalysisTemplate "platform-success-rate" is not in the input`,
+				"--known-template", "--require-templates"}},
 
 		// Bad input: exit 1, the file, document and object named, nothing on stdout.
-		{name: "absent template", args: []string{"hooks", "-f", "testdata/hooks/missing-template.yaml"}, code: 1,
+		{name: "absent template required", args: []string{"hooks", "-f", "testdata/hooks/missing-template.yaml", "--require-templates"}, code: 1,
 			wantErr: []string{`Error: testdata/hooks/missing-template.yaml (document 2): Rollout orders: spec.strategy.canary.steps[1].analysis: ClusterAnalysisTemplate "platform-success-rate" is not in the input: unless it already exists in the cluster, the Rollouts controller marks the Rollout InvalidSpec, which is Degraded as soon as it is applied`, "--known-template"}},
 		{name: "malformed yaml", args: []string{"hooks", "--post-renderer", "-f", "testdata/hooks/malformed.yaml"}, code: 1,
 			wantErr: []string{"Error: testdata/hooks/malformed.yaml (document 2, line 13): did not find expected ',' or '}'"}},
@@ -180,12 +186,12 @@ func TestInspectCommand(t *testing.T) {
 		{name: "strict and an estimate above the timeout", args: []string{"inspect", "-f", blueGreenChart, "--strict", "--kargo-timeout", "2m"}, code: 1,
 			wantOut: []string{"estimated minimum 3m0s from sync to full promotion exceeds Kargo's argocd-update timeout 2m0s"}},
 		{name: "missing template is a problem", args: []string{"inspect", "-f", "testdata/hooks/missing-template.yaml"},
-			wantOut: []string{"ClusterAnalysisTemplate/platform-success-rate (missing)", `error     Rollout orders  canary.steps[1].analysis: ClusterAnalysisTemplate "platform-success-rate" is not in the input`}, noErr: true},
+			wantOut: []string{"ClusterAnalysisTemplate/platform-success-rate (missing)", `warning   Rollout orders  canary.steps[1].analysis: ClusterAnalysisTemplate "platform-success-rate" is not in the input`}, noErr: true},
 		{name: "missing template with --strict", args: []string{"inspect", "-f", "testdata/hooks/missing-template.yaml", "--strict"}, code: 1},
 		{name: "no Rollouts", args: []string{"inspect", "-f", docsChart}, wantOut: []string{"No Rollouts in the input.", "No problems found."}, noErr: true},
 		{name: "malformed", args: []string{"inspect", "-f", "testdata/hooks/malformed.yaml"}, code: 1, wantErr: []string{"testdata/hooks/malformed.yaml (document 2, line 13)"}},
 		{name: "no -f", args: []string{"inspect"}, code: 2, wantErr: []string{"at least one -f"}},
-		{name: "bad output", args: []string{"inspect", "-f", canaryChart, "-o", "yaml"}, code: 2, wantErr: []string{"table, json"}},
+		{name: "bad output", args: []string{"inspect", "-f", canaryChart, "-o", "xml"}, code: 2, wantErr: []string{"table, json, yaml"}},
 		{name: "bad timeout", args: []string{"inspect", "-f", canaryChart, "--kargo-timeout", "0s"}, code: 2, wantErr: []string{"--kargo-timeout must be positive"}},
 	})
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -26,7 +27,7 @@ type inspectFlags struct {
 }
 
 func newInspectCommand(o *Options) *cobra.Command {
-	f := &inspectFlags{output: newEnum("table", "table", "json")}
+	f := &inspectFlags{output: newEnum("table", "table", "json", "yaml")}
 	cmd := &cobra.Command{
 		Use:   "inspect -f FILE [-f FILE...]",
 		Short: "Report each Rollout's analysis in rendered manifests, and how long a sync waits for it",
@@ -43,7 +44,7 @@ found (exit 1). See docs/hooks.md.`,
 		Example: `  analysis-health inspect -f testdata/charts/canary-checkout.yaml
   helm template checkout ./chart | analysis-health inspect -f - -o json
   analysis-health inspect -f rendered/ --strict --kargo-timeout 30m`,
-		Args: cobra.NoArgs,
+		Args: fileAsArgument,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(f.files) == 0 {
 				return usageError("at least one -f FILE is required (use - for standard input)")
@@ -58,7 +59,7 @@ found (exit 1). See docs/hooks.md.`,
 		},
 	}
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "file, folder or - (stdin) with the rendered manifests of one application; repeatable")
-	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json")
+	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json|yaml")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "exit 1 when a problem is found")
 	cmd.Flags().DurationVar(&f.kargoTimeout, "kargo-timeout", inspect.DefaultKargoTimeout, "the Kargo argocd-update step timeout (retry.timeout) to compare the estimate with")
 	cmd.Flags().DurationVar(&f.syncTimeout, "argocd-sync-timeout", 0, "Argo CD's controller.sync.timeout.seconds to compare the estimate with (0: none, Argo CD's default)")
@@ -104,9 +105,12 @@ func runInspect(o *Options, f *inspectFlags) error {
 	}
 	// Built in memory first, so a failure never leaves half a report on stdout.
 	var b bytes.Buffer
-	if f.output.String() == "json" {
+	switch f.output.String() {
+	case "json":
 		err = inspect.WriteJSON(&b, report)
-	} else {
+	case "yaml":
+		err = asYAML(&b, func(w io.Writer) error { return inspect.WriteJSON(w, report) })
+	default:
 		err = inspect.WriteTable(&b, report)
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -26,7 +27,7 @@ type scriptsFlags struct {
 }
 
 func newScriptsCommand(o *Options) *cobra.Command {
-	f := &scriptsFlags{output: newEnum("table", "table", "json")}
+	f := &scriptsFlags{output: newEnum("table", "table", "json", "yaml")}
 	cmd := &cobra.Command{
 		Use:   "scripts --argocd-cm FILE",
 		Short: "Show the health script and actions Argo CD uses per kind, and keys that do nothing",
@@ -41,7 +42,9 @@ It then warns about keys that match nothing or are shadowed: useOpenLibs without
 lower-case or mis-cased kinds, wildcard actions (never applied), wildcards replacing built-in
 scripts, shadowed by exact keys or overlapping each other, legacy entries overwritten by split keys,
 actions that hide or replace built-in ones. With -f, the objects you deploy: their kinds are listed
-too, and keys matching none of them are reported. --strict exits 1 on any warning.`,
+too, and keys matching none of them are reported; the kinds controllers make from them (a Rollout's
+AnalysisRuns and Experiments), which rendered manifests never hold, count as present. --strict
+exits 1 on any warning.`,
 		Example: `  analysis-health scripts --argocd-cm argocd-cm.yaml
   analysis-health scripts --argocd-cm argocd-cm.yaml -f manifests/ --argocd-version v2.14 --strict`,
 		Args: cobra.NoArgs,
@@ -52,7 +55,7 @@ too, and keys matching none of them are reported. --strict exits 1 on any warnin
 	cmd.Flags().StringVar(&f.configMap, "argocd-cm", "", "the argocd-cm ConfigMap (YAML or JSON), or the merge patch generate --format patch writes")
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "objects you deploy (file, folder or -); their kinds are resolved too")
 	addVersionFlag(cmd, &f.version, "Argo CD release whose resolution and built-in scripts to use")
-	cmd.Flags().VarP(f.output, "output", "o", "table|json")
+	cmd.Flags().VarP(f.output, "output", "o", "table|json|yaml")
 	cmd.Flags().BoolVar(&f.strict, "strict", false, "exit 1 when there is any warning")
 	return cmd
 }
@@ -116,10 +119,17 @@ func runScripts(o *Options, f *scriptsFlags) error {
 		rep.Kinds = append(rep.Kinds, r)
 	}
 
-	if f.output.String() == "json" {
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+	if f.output.String() == "json" || f.output.String() == "yaml" {
+		enc := func(w io.Writer) error {
+			e := json.NewEncoder(w)
+			e.SetIndent("", "  ")
+			return e.Encode(rep)
+		}
+		if f.output.String() == "yaml" {
+			if err := asYAML(o.Out, enc); err != nil {
+				return err
+			}
+		} else if err := enc(o.Out); err != nil {
 			return err
 		}
 	} else {

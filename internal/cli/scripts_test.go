@@ -105,3 +105,31 @@ func TestScriptsStrictOnOwnOutput(t *testing.T) {
 		}
 	}
 }
+
+// The install `generate --format patch` writes, checked against a rendered chart: the AnalysisRun and
+// Experiment keys are for objects the Rollouts controller makes, which rendered manifests never hold, so
+// they are matched by the chart's Rollout; without a Rollout the Experiment key still matches nothing.
+func TestScriptsStrictOnOwnInstall(t *testing.T) {
+	code, patch, errOut := run(t, "", "generate", "--format", "patch")
+	if code != 0 {
+		t.Fatalf("generate: exit %d %s", code, errOut)
+	}
+	cm := filepath.Join(t.TempDir(), "patch.yaml")
+	if err := os.WriteFile(cm, []byte(patch), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		chart string
+		code  int
+		warn  string
+	}{
+		{"canary-checkout.yaml", 0, ""},
+		{"bluegreen-payments.yaml", 0, ""},
+		{"deployment-web.yaml", 1, "WARN resource.customizations.health.argoproj.io_Experiment: matches none of the given objects' kinds"},
+	} {
+		code, out, errOut := run(t, "", "scripts", "--argocd-cm", cm, "-f", "../../testdata/charts/"+tc.chart, "--strict")
+		if code != tc.code || (tc.warn == "") != !strings.Contains(out, "WARN") || !strings.Contains(out, tc.warn) {
+			t.Errorf("%s: exit %d, want %d and warning %q:\n%s%s", tc.chart, code, tc.code, tc.warn, out, errOut)
+		}
+	}
+}

@@ -184,7 +184,7 @@ func ModuleDirIn(t testing.TB, moduleRel, path string) (dir, version string) {
 	in := filepath.Join(root, filepath.FromSlash(moduleRel))
 	// A module on a newer Go than the machine's (test/argocd-v3.6, test/rollouts-v1.10/corpus) is read with
 	// the toolchain its Makefile target uses; the go command fetches it through the module proxy.
-	env := os.Environ()
+	env := moduleEnv()
 	if raw, err := os.ReadFile(filepath.Join(in, "go.mod")); err == nil && newerGo(goDirective(raw)) {
 		env = append(env, "GOTOOLCHAIN="+NewerToolchain)
 	}
@@ -259,6 +259,14 @@ func ModuleVersion(t testing.TB, path string) string {
 	return strings.TrimSpace(out)
 }
 
+// moduleEnv is the environment of the go commands above: module mode (GOWORK=off), whatever the caller
+// runs in. The answer is the version the calling test's module requires, and a workspace (the committed
+// go.work, which a Go user's `go test ./...` at the root picks up) has one build list for all its modules
+// and refuses -mod=mod (docs/architecture.md, "The workspace").
+func moduleEnv() []string {
+	return append(os.Environ(), "GOWORK=off")
+}
+
 func goCmd(args ...string) (string, error) {
 	goBin := "go"
 	if root := os.Getenv("GOROOT"); root != "" {
@@ -267,6 +275,7 @@ func goCmd(args ...string) (string, error) {
 		}
 	}
 	cmd := exec.Command(goBin, args...)
+	cmd.Env = moduleEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

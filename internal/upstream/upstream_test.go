@@ -87,3 +87,26 @@ func TestNewerGo(t *testing.T) {
 		t.Error("semverLess")
 	}
 }
+
+// A Go user runs `go test ./...` at the root with the committed go.work in effect (no GOWORK=off, which
+// only the Makefile sets): the module lookups must answer as in module mode.
+func TestModuleDirInWorkspace(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOWORK", filepath.Join(root, "go.work"))
+	modMu.Lock()
+	delete(modDirs, "github.com/argoproj/argo-rollouts")
+	modMu.Unlock()
+	dir, err := moduleDir("github.com/argoproj/argo-rollouts")
+	if err != nil {
+		t.Fatalf("in workspace mode: %v", err)
+	}
+	if !strings.Contains(filepath.ToSlash(dir), "github.com/argoproj/argo-rollouts@"+ModuleVersion(t, "github.com/argoproj/argo-rollouts")) {
+		t.Errorf("ModuleDir = %s: not the version the module requires", dir)
+	}
+	if d, _ := ModuleDirIn(t, ".", "github.com/argoproj/argo-rollouts"); d != dir {
+		t.Errorf("ModuleDirIn = %s, ModuleDir = %s", d, dir)
+	}
+}

@@ -592,6 +592,10 @@ func TestSyncInputFromHelmPostRenderer(t *testing.T) {
 	}
 
 	bad := []byte("apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: r}\nspec: {strategy: {canary: {steps: [{analysis: {templates: [{templateName: gone}]}}]}}}\n")
+	// A template the input lacks is a warning unless required (a platform template may exist in the cluster).
+	if pr, err = postrender.NewExec(bin, "hooks", "--post-renderer", "--require-templates"); err != nil {
+		t.Fatal(err)
+	}
 	out, err = pr.Run(bytes.NewBuffer(bad))
 	if err == nil || !strings.Contains(err.Error(), `AnalysisTemplate "gone" is not in the input`) || out != nil {
 		t.Errorf("helm must fail with our message and no output: err %v, output %v", err, out)

@@ -59,6 +59,15 @@ var Cases = []Case{
 	{"unpack select", `return {status="Healthy", message=tostring(select("#", unpack({1,2,3})))}`},
 	{"load", `local f = loadstring("return 5"); return {status="Healthy", message=tostring(f())}`},
 	{"print", `print("x"); return {status="Healthy"}`},
+	// gopher-lua keeps one metatable per built-in type (strings, booleans, numbers, functions): a VM
+	// evaluates each script fresh in Argo CD, so what one evaluation leaves there no other sees
+	// (issue 44; Sandbox runs each case again in the engine's reused states).
+	{"built-in metatables", `local b, s, n = getmetatable(true), getmetatable(""), getmetatable(1)
+if (b ~= nil and b.leaked) or (s ~= nil and s.leaked) or (n ~= nil and n.leaked) then
+  return {status="Degraded", message="state left behind by an earlier evaluation"}
+end
+setmetatable(true, {leaked=true}); setmetatable("", {leaked=true}); setmetatable(1, {leaked=true})
+return {status="Healthy", message=type(getmetatable(true))}`},
 }
 
 // Object is the `obj` every probe runs against: every Go type Argo CD may hand the VM.

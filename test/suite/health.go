@@ -74,19 +74,27 @@ func FixturesMatch(t *testing.T, r Release) {
 }
 
 // Sandbox runs the sandbox probes (test/probe) in the release's VM and in the engine, with and
-// without the open libraries: the same result or the same error.
+// without the open libraries: the same result or the same error. The engine answers with a fresh state,
+// then (ReuseStates, as the health command runs) three times in states reused after the other probes:
+// to every probe a reused state is a fresh one, as each of Argo CD's VMs is.
 func Sandbox(t *testing.T, r Release) {
 	argo := Defaults(r)
 	for _, openLibs := range []bool{false, true} {
 		for _, tc := range probe.Cases {
 			t.Run(fmt.Sprintf("openLibs=%v/%s", openLibs, tc.Name), func(t *testing.T) {
 				want, wantErr := argo.ExecuteHealth(probe.Object(), tc.Script, openLibs)
-				got, gotErr := engine.Engine{Profile: r.Profile(), OpenLibs: openLibs}.Execute(probe.Object(), tc.Script)
-				if probe.ErrText(wantErr) != probe.ErrText(gotErr) {
-					t.Fatalf("error:\n argo-cd %s: %s\n engine: %s", r.Version(), probe.ErrText(wantErr), probe.ErrText(gotErr))
+				runs := 1
+				if !openLibs {
+					runs = 4 // open-library states are never reused
 				}
-				if wantErr == nil && !Same(got, want) {
-					t.Errorf("argo-cd %s %s, engine %s", r.Version(), Show(want), Show(got))
+				for i := 0; i < runs; i++ {
+					got, gotErr := engine.Engine{Profile: r.Profile(), OpenLibs: openLibs, ReuseStates: i > 0}.Execute(probe.Object(), tc.Script)
+					if probe.ErrText(wantErr) != probe.ErrText(gotErr) {
+						t.Fatalf("evaluation %d: error:\n argo-cd %s: %s\n engine: %s", i+1, r.Version(), probe.ErrText(wantErr), probe.ErrText(gotErr))
+					}
+					if wantErr == nil && !Same(got, want) {
+						t.Errorf("evaluation %d: argo-cd %s %s, engine %s", i+1, r.Version(), Show(want), Show(got))
+					}
 				}
 			})
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/analysis-health/analysis-health/internal/docblock"
 )
 
-const kargoDoc = "../../docs/kargo.md"
+const kargoDoc = "../../docs/kargo-proofs.md"
 
 // pluginReport is test/testdata/plugin/<version>.yaml, written by the recorder modules'
 // TestPluginVerification from the real analysis controller.
@@ -52,7 +52,7 @@ var noAnalysisPolicies = []string{"successful", "inconclusive", "failed"}
 // would prove the recorder's declaration, not the documented behaviour.
 var policyOutcome = map[string]string{"successful": "Successful", "inconclusive": "Inconclusive", "failed": "Failed"}
 
-// TestDocRealControllerProof renders the recorder's reports into docs/kargo.md; -update rewrites it. Each
+// TestDocRealControllerProof renders the recorder's reports into docs/kargo-proofs.md; -update rewrites it. Each
 // verification of each scenario must have ended in the outcome the scenario declares (the recorder checks
 // it as it records; this holds the committed report to it).
 func TestDocRealControllerProof(t *testing.T) {
@@ -90,7 +90,7 @@ func TestDocRealControllerProof(t *testing.T) {
 			t.Errorf("%s records no no-analysis scenario", filepath.Base(p))
 			continue
 		}
-		fmt.Fprintf(&b, "\nRevisions fully promoted without analysis, verified under each `noAnalysis` policy ([No analysis](#no-analysis)):\n\n")
+		fmt.Fprintf(&b, "\nRevisions fully promoted without analysis, verified under each `noAnalysis` policy ([No analysis](kargo.md#no-analysis)):\n\n")
 		b.WriteString("| scenario | case | revision | runs of it | `noAnalysis` | declared | verification at release | Kargo order, Argo CD's built-in health | Kargo order, our health |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, s := range r.NoAnalysis {
 			if s.Runs != 0 {

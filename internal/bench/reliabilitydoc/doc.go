@@ -19,8 +19,8 @@ const RunFile110 = "v1.10.2.json"
 
 // loadTables renders the rows of a report's loads and what they held of the issue's goals.
 func loadTables(p func(string, ...any), loads []Load) {
-	p("| Rollouts | controller | provider | setup | window | measurements (per s) | Error | fewest per run (of) | latency p50 / p99 / max | late p50 / p99 / max | late > pollInterval | API requests per measurement | metrics queries per measurement | plugin peak RSS | plugin CPU | controller process CPU, RSS | API server CPU, RSS | load average |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	p("| Rollouts | controller | provider | setup | window | measurements (per s) | Error | fewest per run (of) | latency p50 / p99 / max | late p50 / p99 / max | late > pollInterval | API requests per measurement | metrics queries per measurement | plugin peak RSS | plugin / controller RSS | plugin CPU | controller process CPU, RSS | API server CPU, RSS | load average |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, l := range loads {
 		var req []string
 		for _, k := range sortedKeys(l.Requests) {
@@ -39,14 +39,23 @@ func loadTables(p func(string, ...any), loads []Load) {
 		default:
 			queries = fmt.Sprintf("%.2f", l.MetricsRequests)
 		}
+		// the plugin runs in the controller's container: its memory is the controller's limit too
+		ratio := "—"
+		if plugRSS != "—" && l.ControllerRSS > 0 {
+			ratio = fmt.Sprintf("%.2f×", float64(l.PluginPeakRSS)/float64(l.ControllerRSS))
+		}
 		apiServer := "—" // not measured before the rows had it
 		if l.APIServerRSS > 0 {
 			apiServer = fmt.Sprintf("%.2f cores, %s", l.APIServerCPU, mb(l.APIServerRSS))
 		}
-		p("| %d | %s | %s | %d s | %d s | %d (%.1f) | %d | %d (%d) | %d / %d / %d ms | %d / %d / %d ms | %d | %s | %s | %s | %s | %.2f cores, %s | %s | %s |\n",
-			l.Rollouts, l.Controller, l.Provider, l.SetupSeconds, l.WindowSeconds, l.Measurements, l.PerSecond(), l.Errors, l.FewestPerRun, l.ExpectedRun,
+		rollouts := fmt.Sprint(l.Rollouts)
+		if l.Verified > 0 {
+			rollouts = fmt.Sprintf("%d in one namespace, %d verified", l.Rollouts, l.Verified)
+		}
+		p("| %s | %s | %s | %d s | %d s | %d (%.1f) | %d | %d (%d) | %d / %d / %d ms | %d / %d / %d ms | %d | %s | %s | %s | %s | %s | %.2f cores, %s | %s | %s |\n",
+			rollouts, l.Controller, l.Provider, l.SetupSeconds, l.WindowSeconds, l.Measurements, l.PerSecond(), l.Errors, l.FewestPerRun, l.ExpectedRun,
 			l.LatencyMS.P50, l.LatencyMS.P99, l.LatencyMS.Max, l.LateMS.P50, l.LateMS.P99, l.LateMS.Max,
-			l.LateByPoll, api, queries, plugRSS, plugCPU, l.ControllerCPU, mb(l.ControllerRSS), apiServer, l.LoadAvg)
+			l.LateByPoll, api, queries, plugRSS, ratio, plugCPU, l.ControllerCPU, mb(l.ControllerRSS), apiServer, l.LoadAvg)
 	}
 	p("\n")
 	for _, l := range loads {
@@ -212,7 +221,7 @@ machine are upper bounds; the load average at each window's end is in the table.
 	}
 	ks := r.KubeconfigSecret
 	p("\nWith `kubeconfigSecret` (the generated multi-cluster `rbac.yaml`; a TokenRequest token of its\n"+
-		"ServiceAccount in the kubeconfig, as no token controller runs here), the plugin's own identity bound to\n"+
+		"ServiceAccount in an https kubeconfig with the CA data, as rbac.yaml says), the plugin's own identity bound to\n"+
 		"cluster-admin, over %d measurements, asked for: %s; the identity of the kubeconfig: %s.\n\n",
 		ks.Measurements, strings.Join(ks.Local, ", "), strings.Join(ks.Remote, ", "))
 

@@ -97,6 +97,7 @@ type Load struct {
 	Provider        string             `json:"provider"`
 	Rollouts        int                `json:"rollouts"`
 	Namespaces      int                `json:"namespaces"`
+	Verified        int                `json:"verified,omitempty"` // when a verification names fewer than all
 	SetupSeconds    int                `json:"setupSeconds"`
 	WindowSeconds   int                `json:"windowSeconds"`
 	Measurements    int                `json:"measurements"`

@@ -83,7 +83,13 @@ type Options struct {
 	// KargoTimeout is the argocd-update step timeout to warn against.
 	KargoTimeout   time.Duration
 	KnownTemplates []string
+	// RequireTemplates makes a referenced template that is not in the input (nor in KnownTemplates) an
+	// error; by default it is a warning and the hooks are generated for the rest, as inspect reports it.
+	RequireTemplates bool
 }
+
+// MissingTemplateHint names the choices about a template the input does not hold.
+const MissingTemplateHint = "(a template that exists in the cluster but not in these manifests can be named with --known-template; --require-templates makes a missing one an error)"
 
 // Labels and annotations the Rollouts controller sets on the AnalysisRuns it creates before applying
 // analysisRunMetadata (rollout/analysis.go newAnalysisRunFromRollout; utils/analysis/factory.go): letting
@@ -178,20 +184,34 @@ func Generate(streams []manifest.Stream, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if errs := report.Errors(); len(errs) > 0 {
+	errs, missing := report.Errors(), false
+	var warnings []inspect.Problem
+	for _, p := range report.Problems {
+		if p.MissingTemplate {
+			missing = true
+			if opts.RequireTemplates {
+				errs = append(errs, p)
+				continue
+			}
+		}
+		if p.Severity != inspect.Error {
+			warnings = append(warnings, p)
+		}
+	}
+	if len(errs) > 0 {
 		lines := problemLines(errs, true)
 		hint := ""
-		for _, p := range errs {
-			if strings.Contains(p.Message, "is not in the input") {
-				hint = "\n(a template that exists in the cluster but not in these manifests can be named with --known-template)"
-				break
-			}
+		if missing && opts.RequireTemplates {
+			hint = "\n" + MissingTemplateHint
 		}
 		return nil, fmt.Errorf("%s%s", strings.Join(lines, "\n"), hint)
 	}
 	res := &Result{streams: streams, patched: map[[2]int][]byte{}, Report: report}
 	// The same warning on many Rollouts (every release of a chart pausing at pause {}) is one line.
-	res.Warnings = problemLines(report.Problems, false)
+	res.Warnings = problemLines(warnings, false)
+	if missing {
+		res.Warnings = append(res.Warnings, MissingTemplateHint)
+	}
 	if err := res.patchMetadata(opts); err != nil {
 		return nil, err
 	}

@@ -414,9 +414,9 @@ spec:
 		opts     Options
 		want     string
 	}{
-		{"absent template", rollout, Options{Mode: Barrier},
+		{"absent template", rollout, Options{Mode: Barrier, RequireTemplates: true},
 			`in.yaml (document 1): Rollout shop/checkout: spec.strategy.canary.steps[0].analysis: AnalysisTemplate "success-rate" is not in the input`},
-		{"absent template hint", rollout, Options{Mode: Barrier}, "--known-template"},
+		{"absent template hint", rollout, Options{Mode: Barrier, RequireTemplates: true}, "--known-template"},
 		{"empty input", "# nothing\n", Options{Mode: Barrier}, "no Kubernetes objects in the input"},
 		{"template naming nothing", tmpl, Options{Mode: AnalysisRun, Templates: []string{"succes-rate"}},
 			`--template succes-rate: no AnalysisTemplate or ClusterAnalysisTemplate named "succes-rate" in the input (it has: AnalysisTemplate shop/success-rate)`},
@@ -529,7 +529,7 @@ spec:
     blueGreen:
       prePromotionAnalysis: {templates: [{templateName: absent}]}
 `)
-	_, err := Generate(decode(t, "in.yaml", []byte(b.String())), Options{Mode: Barrier})
+	_, err := Generate(decode(t, "in.yaml", []byte(b.String())), Options{Mode: Barrier, RequireTemplates: true})
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -537,7 +537,7 @@ spec:
 	want := []string{
 		`spec.strategy.canary.steps[0].analysis: AnalysisTemplate "missing" is not in the input: unless it already exists in the cluster, the Rollouts controller marks the Rollout InvalidSpec, which is Degraded as soon as it is applied (5 objects: Rollout ns/r0, Rollout ns/r1, Rollout ns/r2, …)`,
 		`in.yaml (document 6): Rollout other: spec.strategy.blueGreen.prePromotionAnalysis: AnalysisTemplate "absent" is not in the input: unless it already exists in the cluster, the Rollouts controller marks the Rollout InvalidSpec, which is Degraded as soon as it is applied`,
-		`(a template that exists in the cluster but not in these manifests can be named with --known-template)`,
+		MissingTemplateHint,
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", err, strings.Join(want, "\n"))

@@ -156,6 +156,9 @@ type Problem struct {
 	Object  string `json:"object"`
 	Where   string `json:"where"`
 	Message string `json:"message"`
+	// MissingTemplate marks a referenced template that is not in the input: a warning, since it may exist
+	// in the cluster (a platform ClusterAnalysisTemplate); hooks --require-templates makes it an error.
+	MissingTemplate bool `json:"-"`
 }
 
 // Failed reports whether the report has a problem (what --strict fails on).
@@ -615,7 +618,8 @@ func (in *inspector) analysis(o objectID, r Rollout, s source) (Analysis, analys
 		consequence = "the Experiment errors at that step and the Rollout aborts (Degraded)"
 	}
 	for _, m := range res.missing {
-		in.problem(Error, o, "%s: %s %q is not in the input: unless it already exists in the cluster, %s", s.path, kindOf(m), m.Name, consequence)
+		in.problem(Warning, o, "%s: %s %q is not in the input: unless it already exists in the cluster, %s", s.path, kindOf(m), m.Name, consequence)
+		in.report.Problems[len(in.report.Problems)-1].MissingTemplate = true
 	}
 	if len(res.missing) > 0 || res.opaque {
 		return a, analysisTime{unknown: true, notCounted: []string{s.path + ": templates not in the input"}}

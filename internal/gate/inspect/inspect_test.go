@@ -171,7 +171,7 @@ func TestProblemsAndEstimates(t *testing.T) {
       steps:
       - analysis: {templates: [{templateName: success-rate}], args: [{name: service-name, value: x}]}
 `),
-			problems: []string{`error: spec.strategy.canary.steps[0].analysis: AnalysisTemplate "success-rate" is not in the input: unless it already exists in the cluster, the Rollouts controller marks the Rollout InvalidSpec`},
+			problems: []string{`warning: spec.strategy.canary.steps[0].analysis: AnalysisTemplate "success-rate" is not in the input: unless it already exists in the cluster, the Rollouts controller marks the Rollout InvalidSpec`},
 			minimum:  "0s", kargo: "5m0s"},
 		{name: "known template counts as present",
 			manifest: rollout(`    canary:
@@ -184,19 +184,19 @@ func TestProblemsAndEstimates(t *testing.T) {
       steps:
       - analysis: {templates: [{templateName: success-rate}], args: [{name: service-name, value: x}]}
 `) + "---" + strings.Replace(successRate, "namespace: shop", "namespace: other", 1),
-			problems: []string{`error: spec.strategy.canary.steps[0].analysis: AnalysisTemplate "success-rate" is not in the input`}, minimum: "0s", kargo: "5m0s"},
+			problems: []string{`warning: spec.strategy.canary.steps[0].analysis: AnalysisTemplate "success-rate" is not in the input`}, minimum: "0s", kargo: "5m0s"},
 		{name: "cluster scope needs a ClusterAnalysisTemplate",
 			manifest: rollout(`    canary:
       steps:
       - analysis: {templates: [{templateName: success-rate, clusterScope: true}], args: [{name: service-name, value: x}]}
 `) + "---" + successRate,
-			problems: []string{`error: spec.strategy.canary.steps[0].analysis: ClusterAnalysisTemplate "success-rate" is not in the input`}, minimum: "0s", kargo: "5m0s"},
+			problems: []string{`warning: spec.strategy.canary.steps[0].analysis: ClusterAnalysisTemplate "success-rate" is not in the input`}, minimum: "0s", kargo: "5m0s"},
 		{name: "missing experiment template aborts the Rollout at that step",
 			manifest: rollout(`    canary:
       steps:
       - experiment: {duration: 2m, templates: [{name: c, specRef: canary}], analyses: [{name: a, templateName: nope}]}
 `),
-			problems: []string{`error: spec.strategy.canary.steps[0].experiment.analyses[0]: AnalysisTemplate "nope" is not in the input: unless it already exists in the cluster, the Experiment errors at that step and the Rollout aborts (Degraded)`},
+			problems: []string{`warning: spec.strategy.canary.steps[0].experiment.analyses[0]: AnalysisTemplate "nope" is not in the input: unless it already exists in the cluster, the Experiment errors at that step and the Rollout aborts (Degraded)`},
 			minimum:  "2m0s", kargo: "5m0s"},
 		{name: "unresolved argument",
 			manifest: rollout(`    canary:

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -169,7 +170,35 @@ func decodeInto(v any, out any) error {
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(raw, out)
+	return fieldError(json.Unmarshal(raw, out))
+}
+
+// fieldError words a type mismatch by the field and the JSON types, never the Go type it was decoded
+// into: "spec.strategy: want an object, got a string".
+func fieldError(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	want := "a " + te.Type.Kind().String()
+	switch te.Type.Kind() {
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.Slice, reflect.Array:
+		want = "a list"
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Float64:
+		want = "a number"
+	case reflect.Bool:
+		want = "true or false"
+	}
+	got, ok := map[string]string{"string": "a string", "number": "a number", "object": "an object", "array": "a list", "bool": "true or false"}[te.Value]
+	if !ok {
+		got = te.Value
+	}
+	if te.Field != "" {
+		return fmt.Errorf("%s: want %s, got %s", te.Field, want, got)
+	}
+	return fmt.Errorf("want %s, got %s", want, got)
 }
 
 // intOrString reads an IntOrString the way intstr.IntValue does for the fields we estimate with:

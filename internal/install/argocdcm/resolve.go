@@ -229,6 +229,7 @@ func Warnings(data map[string]string, ix builtin.Index, present map[string]bool)
 	if err != nil {
 		return nil, err
 	}
+	present = WithControllerMade(present)
 	var out []Warning
 	add := func(key, format string, a ...any) { out = append(out, Warning{key, fmt.Sprintf(format, a...)}) }
 	builtinKinds := ix.Kinds()

@@ -155,7 +155,16 @@ type Reader struct {
 	closed func(tail []byte)
 	// sources are the sources opened so far, in order (Sources).
 	sources []string
+	// fromDir is set while r.files came from walking a folder; unreadable holds the files of a folder
+	// that could not be read (a dangling symlink, no permission), which Next skips.
+	fromDir    bool
+	unreadable []error
 }
+
+// Unreadable are the files found in a folder that could not be read (a dangling symlink, no
+// permission), one error each naming the file: Next skips them and reads the rest, as a verb reports an
+// empty or binary file beside the others.
+func (r *Reader) Unreadable() []error { return r.unreadable }
 
 // Sources lists the sources (files, "-") opened so far, in input order: once Next has returned ok false,
 // every file the paths expand to, those without a single document included.
@@ -213,7 +222,7 @@ func (r *Reader) open() error {
 		p := r.paths[0]
 		r.paths = r.paths[1:]
 		if p == "-" {
-			r.files = []string{"-"}
+			r.files, r.fromDir = []string{"-"}, false
 			break
 		}
 		files, err := expand(p)
@@ -221,6 +230,9 @@ func (r *Reader) open() error {
 			return err
 		}
 		r.files = files
+		if info, err := os.Stat(p); err == nil {
+			r.fromDir = info.IsDir()
+		}
 	}
 	f := r.files[0]
 	r.files = r.files[1:]
@@ -234,7 +246,15 @@ func (r *Reader) open() error {
 			return fmt.Errorf("-: %w", err)
 		}
 	} else if raw, err = os.ReadFile(f); err != nil {
-		return err
+		if !r.fromDir {
+			return err
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		r.unreadable = append(r.unreadable, fmt.Errorf("%s: cannot read the file: %w", f, err))
+		return r.open()
 	}
 	r.source, r.split = f, &splitter{raw: raw}
 	r.sources = append(r.sources, f)
@@ -254,6 +274,10 @@ func expand(p string) ([]string, error) {
 	}
 	var files []string
 	err = filepath.WalkDir(p, func(f string, d os.DirEntry, err error) error {
+		if err != nil && f != p && d != nil && !d.IsDir() {
+			files = append(files, f) // unreadable: reported when read
+			return nil
+		}
 		if err != nil {
 			return err
 		}

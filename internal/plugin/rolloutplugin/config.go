@@ -21,7 +21,14 @@ const Name = "analysis-health/rollout-analysis"
 const (
 	DefaultPollInterval = 10 * time.Second
 	DefaultAPITimeout   = 10 * time.Second
+	// MaxAPITimeout bounds apiTimeout.
+	MaxAPITimeout = 60 * time.Second
 )
+
+// MeasurementTimeout bounds one whole measurement (a Run or Resume call): the Secret, the Rollout and the
+// lists of its runs, and a second direct read when the watches' verdict is not Running, each within
+// apiTimeout, all within three.
+func MeasurementTimeout(apiTimeout time.Duration) time.Duration { return 3 * apiTimeout }
 
 // Config is the metric's provider.plugin["analysis-health/rollout-analysis"].
 type Config struct {
@@ -48,7 +55,8 @@ type Config struct {
 	NoAnalysis string `json:"noAnalysis,omitempty"`
 	// PollInterval is how long the controller waits before resuming a Running measurement.
 	PollInterval string `json:"pollInterval,omitempty"`
-	// APITimeout bounds every API call; the controller gives plugin calls no deadline of its own.
+	// APITimeout bounds every API call, at most MaxAPITimeout; the controller gives plugin calls no deadline
+	// of its own, so the whole measurement has MeasurementTimeout.
 	APITimeout string `json:"apiTimeout,omitempty"`
 
 	pollInterval, apiTimeout time.Duration
@@ -132,6 +140,10 @@ func ParseConfig(raw json.RawMessage) (Config, error) {
 	}
 	if c.apiTimeout, err = duration("apiTimeout", c.APITimeout, DefaultAPITimeout); err != nil {
 		errs = append(errs, err.Error())
+	} else if c.apiTimeout > MaxAPITimeout {
+		// the analysis controller waits for every metric of a run on its few threads: a long one stalls
+		// the analysis of every tenant
+		errs = append(errs, fmt.Sprintf("apiTimeout %q is above the plugin's limit of %s", c.APITimeout, MaxAPITimeout))
 	}
 	if len(errs) > 0 {
 		return c, errors.New("provider.plugin[\"" + Name + "\"]: " + strings.Join(errs, "; "))

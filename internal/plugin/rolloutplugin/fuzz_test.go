@@ -23,6 +23,7 @@ var configSeeds = []string{
 	`{"name":"checkout","namespace":"shop","kubeConfigSecret":{"name":"w","key":"k"}}`,
 	`{"name":"checkout","namespace":"shop","kubeconfigSecret":{"name":"w"}}`,
 	`{"name":"checkout","namespace":"shop","pollInterval":"-1s","apiTimeout":"soon"}`,
+	`{"name":"checkout","namespace":"shop","apiTimeout":"8760h"}`,
 	`{"name":"checkout","namespace":"shop","noAnalysis":"degraded"}`,
 	`{"name":1,"namespace":["shop"]}`,
 	`{"name":"Checkout_1","namespace":""}`,
@@ -86,7 +87,7 @@ func FuzzMetric(f *testing.F) {
 			return // the controller decodes the metric before it calls the plugin
 		}
 		c := fakeClient(append([]map[string]any{running.Rollout}, running.AnalysisRuns...)...)
-		p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil }})
+		p := rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return c, nil }})
 		got := p.Run(analysisRun(), m)
 		switch {
 		case !phases[got.Phase]:

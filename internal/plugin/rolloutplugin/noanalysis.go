@@ -17,9 +17,9 @@ import (
 // the verification's last, so the extra lists happen at most once a verification. They select by the
 // pod-template hash label's presence, as every run and experiment the rollout controller creates carries
 // it (reliability's least-privilege proof refuses lists without a selector), within maxListed.
-func noAnalysis(c dynamic.Interface, cfg Config, where string) verdict.NoAnalysis {
+func noAnalysis(parent context.Context, c dynamic.Interface, cfg Config, where site) verdict.NoAnalysis {
 	return verdict.NoAnalysis{Policy: cfg.NoAnalysis, Earlier: func() (verdict.Objects, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.apiTimeout)
+		ctx, cancel := context.WithTimeout(parent, cfg.apiTimeout)
 		defer cancel()
 		var objs verdict.Objects
 		what := "Rollout " + cfg.Namespace + "/" + cfg.Name

@@ -57,7 +57,7 @@ func TestNoAnalysisMeasurement(t *testing.T) {
 	}{{"", v1alpha1.AnalysisPhaseSuccessful}, {"inconclusive", v1alpha1.AnalysisPhaseInconclusive}, {"failed", v1alpha1.AnalysisPhaseFailed}} {
 		t.Run(tc.policy, func(t *testing.T) {
 			c := fakeClient(ro, earlier)
-			p := serve(t, rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil }}))
+			p := serve(t, rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return c, nil }}))
 			cfg := `{"name":"checkout","namespace":"shop"}`
 			if tc.policy != "" {
 				cfg = `{"name":"checkout","namespace":"shop","noAnalysis":"` + tc.policy + `"}`

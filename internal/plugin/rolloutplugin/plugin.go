@@ -19,7 +19,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -81,6 +80,9 @@ type Options struct {
 	// LocalWatch, if set, replaces the client the watches of the controller's own cluster use (tests);
 	// with Local and without it, the watches use Local's client.
 	LocalWatch func() (dynamic.Interface, error)
+	// AllowNamespacePairs is the platform admin's policy (policy.go): runs of a pair's Run namespace may
+	// read Rollouts of its Rollout namespace with the controller's identity. A run always reads its own.
+	AllowNamespacePairs []NamespacePair
 }
 
 // Plugin implements the Rollouts MetricProviderPlugin interface (metricproviders/plugin/rpc/rpc.go).
@@ -92,6 +94,7 @@ type Plugin struct {
 	localWatch func() (dynamic.Interface, error)
 	cache      *watchcache.Cache
 	memo       memo // Running verdicts judged from the watches (memo.go)
+	pairs      map[NamespacePair]bool
 }
 
 // New returns the plugin.
@@ -102,7 +105,10 @@ func New(opts Options) *Plugin {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	p := &Plugin{opts: opts}
+	p := &Plugin{opts: opts, pairs: map[NamespacePair]bool{}}
+	for _, pair := range opts.AllowNamespacePairs {
+		p.pairs[pair] = true
+	}
 	if opts.Watch != nil {
 		wo := *opts.Watch
 		if wo.Logf == nil {
@@ -200,17 +206,23 @@ func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1
 	}
 	cfg, err := ParseConfig(metric.Provider.Plugin[Name])
 	if err != nil {
-		p.logf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, redact(err.Error(), secrets))
+		p.logf("%s", redact(fmt.Sprintf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, err), secrets))
 		return p.finish(m, v1alpha1.AnalysisPhaseError, redact(err.Error(), secrets))
 	}
 	pin := verdict.PinFromMetadata(m.Metadata)
+	// The controller calls plugins without a deadline: the whole measurement has one.
+	ctx, cancel := context.WithTimeout(context.Background(), MeasurementTimeout(cfg.apiTimeout))
+	defer cancel()
 	// The first measurement reads directly: the revision it pins must be the one the Rollout delivers
-	// now, not the one a watch last delivered.
-	v, more, err := p.judge(cfg, run.Namespace, pin, p.cache == nil || pin == nil)
+	// now, not the one a watch last delivered. A config that holds a Secret's value is never watched:
+	// the watches are shared by every run and log their namespace.
+	watch := p.cache != nil && !holdsSecret(cfg, secrets)
+	v, more, err := p.judge(ctx, cfg, run.Namespace, pin, !watch || pin == nil, watch)
 	secrets = append(secrets, more...)
 	if err != nil {
 		msg := redact(err.Error(), secrets)
-		p.logf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, msg)
+		// the whole line: a Secret's value may name the run's own namespace too
+		p.logf("%s", redact(fmt.Sprintf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, err), secrets))
 		return p.finish(m, v1alpha1.AnalysisPhaseError, msg)
 	}
 	m.Value = redact(v.Value, secrets)
@@ -263,17 +275,20 @@ func (p *Plugin) logf(format string, a ...any) {
 // judge reads the objects and decides; unless direct, from the namespace's watches when they are live.
 // A verdict other than Running from the watches is judged again from a direct read (docs/kargo.md, "Reads
 // served from watches"). It returns the strings found in Secrets, for redaction.
-func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin, direct bool) (verdict.Verdict, []string, error) {
+func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin *verdict.Pin, direct, watch bool) (verdict.Verdict, []string, error) {
+	if err := p.allowed(cfg, runNamespace); err != nil {
+		return verdict.Verdict{}, nil, err
+	}
 	local, err := p.localClient()
 	if err != nil {
 		return verdict.Verdict{}, nil, fmt.Errorf("cannot build a client for the Rollouts controller's cluster: %v", err)
 	}
 	client := local
 	var secrets []string
-	where := "the Rollouts controller's cluster"
+	where := site{name: "the Rollouts controller's cluster"}
 	cluster, watchClient := "local", p.localWatch
 	if s := cfg.KubeconfigSecret; s != nil {
-		kubeconfig, err := p.secretValue(local, runNamespace, *s, cfg.apiTimeout)
+		kubeconfig, err := p.secretValue(ctx, local, runNamespace, *s, cfg.apiTimeout)
 		if err != nil {
 			return verdict.Verdict{}, nil, err
 		}
@@ -281,7 +296,7 @@ func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin, direct
 		if client, err = p.remoteClient(kubeconfig, cfg.apiTimeout); err != nil {
 			return verdict.Verdict{}, secrets, fmt.Errorf("Secret %s/%s key %q: %v", runNamespace, s.Name, s.Key, err)
 		}
-		where = fmt.Sprintf("the cluster of the kubeconfig in Secret %s/%s", runNamespace, s.Name)
+		where = site{name: fmt.Sprintf("the cluster of the kubeconfig in Secret %s/%s", runNamespace, s.Name), remote: true}
 		// a changed Secret is another cluster identity: the old one's watches go idle
 		cluster = fmt.Sprintf("secret %s/%s %x", runNamespace, s.Name, sha256.Sum256(kubeconfig))
 		watchClient = func() (dynamic.Interface, error) { return p.remoteClient(kubeconfig, 0) }
@@ -289,13 +304,13 @@ func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin, direct
 	var objs verdict.Objects
 	cached := false
 	// a direct measurement starts the watches too, so that the next one can be served from them
-	if p.cache != nil {
-		if view, ok := p.cache.View(cluster, where, watchClient, cfg.Namespace); ok && !direct {
+	if watch {
+		if view, ok := p.cache.View(cluster, where.name, watchClient, cfg.Namespace, cfg.Name); ok && !direct {
 			objs, cached = readCached(view, cfg, pin)
 		}
 	}
 	if !cached {
-		if objs, err = read(client, cfg, where, pin); err != nil {
+		if objs, err = read(ctx, client, cfg, where, pin); err != nil {
 			return verdict.Verdict{}, secrets, err
 		}
 	}
@@ -304,7 +319,7 @@ func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin, direct
 		Image:                cfg.Image,
 		Pin:                  pin,
 		InconclusiveDegraded: strings.EqualFold(cfg.Inconclusive, "degraded"),
-		NoAnalysis:           noAnalysis(client, cfg, where),
+		NoAnalysis:           noAnalysis(ctx, client, cfg, where),
 		Redact:               secrets,
 	}
 	key := ""
@@ -317,7 +332,7 @@ func (p *Plugin) judge(cfg Config, runNamespace string, pin *verdict.Pin, direct
 	}
 	v, err := verdict.Judge(objs, opts)
 	if cached && (err != nil || v.Phase != verdict.Running) {
-		return p.judge(cfg, runNamespace, pin, true)
+		return p.judge(ctx, cfg, runNamespace, pin, true, watch)
 	}
 	if key != "" && err == nil {
 		p.memo.put(key, v)
@@ -389,43 +404,24 @@ func (p *Plugin) remoteClient(kubeconfig []byte, timeout time.Duration) (dynamic
 }
 
 // RemoteClient builds a client from kubeconfig bytes, whose requests time out after timeout (0: never, for
-// watches). The parse error is not passed on: it may quote the Secret's content.
+// watches). The kubeconfig is checked and read as data (kubeconfig.go): nothing in it runs, reads a file or
+// connects before it is accepted, and a response over MaxRemoteResponse is refused.
 func RemoteClient(kubeconfig []byte, timeout time.Duration) (dynamic.Interface, error) {
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	cfg, err := remoteConfig(kubeconfig)
 	if err != nil {
-		return nil, errors.New("not a valid kubeconfig")
+		return nil, err
 	}
 	cfg.Timeout = timeout
 	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	return dynamic.NewForConfig(cfg)
 }
 
-// kubeconfigSecrets lists what of a kubeconfig must never be printed: the whole text, and its tokens,
-// passwords and keys (which client-go could echo in an error).
-func kubeconfigSecrets(kubeconfig []byte) []string {
-	out := []string{string(kubeconfig)}
-	cfg, err := clientcmd.Load(kubeconfig)
-	if err != nil {
-		return out
-	}
-	for _, a := range cfg.AuthInfos {
-		for _, s := range []string{a.Token, a.Password, string(a.ClientKeyData), string(a.ClientCertificateData)} {
-			if len(s) >= 4 {
-				out = append(out, s)
-			}
-		}
-	}
-	// Longest first, so a secret that contains another is replaced whole.
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out
-}
-
-func (p *Plugin) secretValue(c dynamic.Interface, ns string, s SecretKey, timeout time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+func (p *Plugin) secretValue(parent context.Context, c dynamic.Interface, ns string, s SecretKey, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	obj, err := c.Resource(secretsGVR).Namespace(ns).Get(ctx, s.Name, metav1.GetOptions{})
 	if err != nil {
-		return nil, apiError(err, fmt.Sprintf("Secret %s/%s", ns, s.Name), "the Rollouts controller's cluster", timeout)
+		return nil, apiError(err, fmt.Sprintf("Secret %s/%s", ns, s.Name), site{name: "the Rollouts controller's cluster"}, timeout)
 	}
 	data, _ := obj.Object["data"].(map[string]any)
 	enc, ok := data[s.Key].(string)
@@ -441,8 +437,8 @@ func (p *Plugin) secretValue(c dynamic.Interface, ns string, s SecretKey, timeou
 
 // read gets the Rollout and lists the runs and experiments of its namespace that carry a pod-template
 // hash (all the rollout controller creates do), and the runs the experiments own.
-func read(c dynamic.Interface, cfg Config, where string, pin *verdict.Pin) (verdict.Objects, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.apiTimeout)
+func read(parent context.Context, c dynamic.Interface, cfg Config, where site, pin *verdict.Pin) (verdict.Objects, error) {
+	ctx, cancel := context.WithTimeout(parent, cfg.apiTimeout)
 	defer cancel()
 	var objs verdict.Objects
 	what := fmt.Sprintf("Rollout %s/%s", cfg.Namespace, cfg.Name)
@@ -581,26 +577,53 @@ func isNumber(s string) bool {
 	return s != ""
 }
 
+// site is the cluster a read goes to, as messages name it. A remote one is whatever server a Secret
+// names: its answers are not quoted, beyond their HTTP status.
+type site struct {
+	name   string
+	remote bool
+}
+
 // apiError turns a client error into a message naming the object, the cluster and the cause.
-func apiError(err error, what, where string, timeout time.Duration) error {
+func apiError(err error, what string, where site, timeout time.Duration) error {
 	var netErr net.Error
 	var urlErr *url.Error
+	var st apierrors.APIStatus
 	switch {
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%s not found in %s", what, where)
+		return fmt.Errorf("%s not found in %s", what, where.name)
+	case apierrors.IsForbidden(err) && where.remote:
+		return fmt.Errorf("%s: access denied in %s (%s; the remote cluster's RBAC of the kubeconfig's identity: it needs get, list and watch on rollouts, get, list and watch on analysisruns, list and watch on experiments)", what, where.name, statusLine(err))
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get, list and watch on rollouts, get, list and watch on analysisruns, list and watch on experiments, and get on the kubeconfig Secret): %v", what, where, apiMessage(err))
+		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get, list and watch on rollouts, get, list and watch on analysisruns, list and watch on experiments, and get on the kubeconfig Secret): %v", what, where.name, apiMessage(err))
 	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("%s: the credentials for %s were rejected", what, where)
+		return fmt.Errorf("%s: the credentials for %s were rejected", what, where.name)
+	case errors.Is(err, ErrResponseTooLarge):
+		return fmt.Errorf("%s: %s: %v", what, where.name, ErrResponseTooLarge)
 	// client-go's rate limiter refuses a request it could not send before the deadline without wrapping
 	// context.DeadlineExceeded (rest/request.go tryThrottle, golang.org/x/time/rate Limiter.Wait)
 	case errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || (errors.As(err, &netErr) && netErr.Timeout()) ||
 		strings.Contains(err.Error(), "would exceed context deadline"):
-		return fmt.Errorf("%s: %s did not answer within %s", what, where, timeout)
+		return fmt.Errorf("%s: %s did not answer within %s", what, where.name, timeout)
 	case errors.As(err, &urlErr):
-		return fmt.Errorf("%s: cannot reach %s: %v", what, where, urlErr.Err)
+		return fmt.Errorf("%s: cannot reach %s: %s", what, where.name, clip(urlErr.Err.Error(), 200))
+	case where.remote && errors.As(err, &st):
+		return fmt.Errorf("%s: reading from %s failed: %s", what, where.name, statusLine(err))
+	case where.remote:
+		// client-go quotes an answer it cannot decode (an unstructured error body, a missing kind)
+		return fmt.Errorf("%s: reading from %s failed: its answer is not a Kubernetes API response", what, where.name)
 	}
-	return fmt.Errorf("%s: reading from %s failed: %v", what, where, err)
+	return fmt.Errorf("%s: reading from %s failed: %v", what, where.name, err)
+}
+
+// statusLine is an API error's HTTP status alone, without the server's message.
+func statusLine(err error) string {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return "no status"
+	}
+	s := st.Status()
+	return clip(fmt.Sprintf("HTTP %d %s", s.Code, s.Reason), 80)
 }
 
 func apiMessage(err error) string {
@@ -609,6 +632,20 @@ func apiMessage(err error) string {
 		return st.Status().Message
 	}
 	return err.Error()
+}
+
+// holdsSecret says whether the config's Rollout is named by a Secret's value.
+func holdsSecret(cfg Config, secrets []string) bool {
+	return holdsSecretIn(cfg.Namespace, secrets) || holdsSecretIn(cfg.Name, secrets)
+}
+
+func holdsSecretIn(s string, secrets []string) bool {
+	for _, x := range secrets {
+		if x != "" && strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
 }
 
 func redact(s string, secrets []string) string {

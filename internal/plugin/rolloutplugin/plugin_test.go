@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -74,10 +75,15 @@ func secret(ns, name string, data map[string]string) map[string]any {
 	return map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"namespace": ns, "name": name}, "data": d}
 }
 
-func kubeconfigFor(server string) string {
+// kubeconfigFor is a kubeconfig of server with the token; with a TLS test server, it trusts its certificate.
+func kubeconfigFor(server string, tlsServer ...*httptest.Server) string {
+	ca := ""
+	if len(tlsServer) > 0 {
+		ca = ", certificate-authority-data: " + base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsServer[0].Certificate().Raw}))
+	}
 	return fmt.Sprintf(`apiVersion: v1
 kind: Config
-clusters: [{name: c, cluster: {server: %q}}]
+clusters: [{name: c, cluster: {server: %q`+ca+`}}]
 users: [{name: u, user: {token: %q}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
@@ -125,6 +131,10 @@ func metric(config string) v1alpha1.Metric {
 	return m
 }
 
+// kargoShop is the platform admin's policy of a Kargo Project: its runs (in kargo-shop, the Project's
+// namespace) read the Rollout in shop.
+var kargoShop = []rolloutplugin.NamespacePair{{Run: "kargo-shop", Rollout: "shop"}}
+
 func analysisRun(args ...v1alpha1.Argument) *v1alpha1.AnalysisRun {
 	ar := &v1alpha1.AnalysisRun{Spec: v1alpha1.AnalysisRunSpec{Args: args}}
 	ar.Namespace, ar.Name = "kargo-shop", "prod.01j0000000000000000000000.abcdef1"
@@ -137,7 +147,7 @@ func TestMeasurements(t *testing.T) {
 	objsOf := func(f frame) []map[string]any { return append([]map[string]any{f.Rollout}, f.AnalysisRuns...) }
 
 	// A server that accepts connections and never answers: client-go's timeout must end the call.
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	hang := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	defer hang.Close()
 	closedPort := func() string {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -176,14 +186,14 @@ func TestMeasurements(t *testing.T) {
 		{name: "Secret without the key", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"other": "x"})), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseError, message: `Secret kargo-shop/workload has no key "config"`},
 		{name: "Secret that is not a kubeconfig", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"config": "token: " + token + "\n::: not yaml"})), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseError, message: "not a valid kubeconfig"},
 		{name: "kubeconfig that cannot reach its server", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"config": kubeconfigFor(closedPort)})), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseError, message: "cannot reach the cluster of the kubeconfig in Secret kargo-shop/workload"},
-		{name: "kubeconfig whose server never answers", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"config": kubeconfigFor(hang.URL)})), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseError, message: "did not answer within 1s"},
+		{name: "kubeconfig whose server never answers", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"config": kubeconfigFor(hang.URL, hang)})), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseError, message: "did not answer within 1s"},
 		{name: "remote cluster", local: fakeClient(secret("kargo-shop", "workload", map[string]string{"config": kubeconfigFor(closedPort)})), remote: fakeClient(objsOf(success)...), config: withSecret("workload", "config"), phase: v1alpha1.AnalysisPhaseSuccessful},
 		{name: "Secret argument templated into the config", local: fakeClient(objsOf(success)...), config: `{"name":"checkout","namespace":"` + token + `"}`,
-			args: []v1alpha1.Argument{{Name: "ns", Value: new(token), ValueFrom: &v1alpha1.ValueFrom{SecretKeyRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}}}, phase: v1alpha1.AnalysisPhaseError, message: "Rollout *****/checkout not found"},
+			args: []v1alpha1.Argument{{Name: "ns", Value: new(token), ValueFrom: &v1alpha1.ValueFrom{SecretKeyRef: &v1alpha1.SecretKeyRef{Name: "s", Key: "k"}}}}, phase: v1alpha1.AnalysisPhaseError, message: "Rollout *****/checkout is in another namespace than the AnalysisRun"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			local, remote := tc.local, tc.remote
-			opts := rolloutplugin.Options{Now: func() time.Time { return now }, Local: func() (dynamic.Interface, error) { return local, nil }}
+			opts := rolloutplugin.Options{AllowNamespacePairs: kargoShop, Now: func() time.Time { return now }, Local: func() (dynamic.Interface, error) { return local, nil }}
 			if remote != nil {
 				opts.Remote = func([]byte, time.Duration) (dynamic.Interface, error) { return remote, nil }
 			}
@@ -252,7 +262,7 @@ func TestForbidden(t *testing.T) {
 	c.PrependReactor("get", "rollouts", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, newForbidden()
 	})
-	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil }})
+	p := rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return c, nil }})
 	m := p.Run(analysisRun(), metric(`{"name":"checkout","namespace":"shop"}`))
 	if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, "access denied") || !strings.Contains(m.Message, "get, list and watch on rollouts, get, list and watch on analysisruns, list and watch on experiments") {
 		t.Fatalf("%s %q", m.Phase, m.Message)
@@ -265,7 +275,7 @@ func TestInitPluginWithoutCluster(t *testing.T) {
 	f := loadFrame(t, "step-successful")
 	c := fakeClient(append([]map[string]any{f.Rollout}, f.AnalysisRuns...)...)
 	fail := true
-	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) {
+	p := rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) {
 		if fail {
 			return nil, fmt.Errorf("no configuration has been provided")
 		}
@@ -307,7 +317,7 @@ func TestPinnedRevision(t *testing.T) {
 
 	var client *dynamicfake.FakeDynamicClient
 	// the plugin keeps its client: this one reads whichever cluster state the test sets
-	opts := rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return swapClient{&client}, nil }}
+	opts := rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return swapClient{&client}, nil }}
 	p := serve(t, rolloutplugin.New(opts))
 	const cfg = `{"name":"checkout","namespace":"shop"}`
 

@@ -92,7 +92,7 @@ func TestWatchedRunning(t *testing.T) {
 			}
 			c := fakeClient(append([]map[string]any{running.Rollout}, running.AnalysisRuns...)...)
 			log := &syncLog{}
-			p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
+			p := rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return c, nil },
 				Watch: &watchcache.Options{}, Log: log})
 			before := reads(c)
 			m := p.Run(analysisRun(), metric(watchCfg))
@@ -149,7 +149,7 @@ func TestWatchedStaleTerminal(t *testing.T) {
 	running, success := loadFrame(t, "step-running"), loadFrame(t, "step-successful")
 	c := fakeClient(append([]map[string]any{running.Rollout}, running.AnalysisRuns...)...)
 	stale := fakeClient(append([]map[string]any{success.Rollout}, success.AnalysisRuns...)...)
-	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
+	p := rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return c, nil },
 		LocalWatch: func() (dynamic.Interface, error) { return stale, nil }, Watch: &watchcache.Options{}})
 	m := p.Run(analysisRun(), metric(watchCfg))
 	if m.Phase != v1alpha1.AnalysisPhaseRunning {
@@ -187,7 +187,7 @@ func TestWatchedRunMissing(t *testing.T) {
 	c := fakeClient(append([]map[string]any{running.Rollout}, running.AnalysisRuns...)...)
 	// the Rollout as the cluster has it, none of its runs
 	w := fakeClient(running.Rollout)
-	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
+	p := rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return c, nil },
 		LocalWatch: func() (dynamic.Interface, error) { return w, nil }, Watch: &watchcache.Options{}})
 	m := p.Run(analysisRun(), metric(watchCfg))
 	untilListed(p, w, m)
@@ -214,7 +214,7 @@ func TestWatchRefused(t *testing.T) {
 			errForbiddenWatch)
 	})
 	log := &syncLog{}
-	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
+	p := rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return c, nil },
 		LocalWatch: func() (dynamic.Interface, error) { return w, nil }, Watch: &watchcache.Options{Retry: time.Hour}, Log: log})
 	m := p.Run(analysisRun(), metric(watchCfg))
 	for i := 0; i < 20; i++ {
@@ -255,7 +255,7 @@ func TestWatchBroken(t *testing.T) {
 		return true, fw, nil
 	})
 	log := &syncLog{}
-	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
+	p := rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return c, nil },
 		LocalWatch: func() (dynamic.Interface, error) { return w, nil }, Watch: &watchcache.Options{Retry: 300 * time.Millisecond}, Log: log})
 	m := p.Run(analysisRun(), metric(watchCfg))
 	untilCached(t, p, c, m)
@@ -292,7 +292,7 @@ func BenchmarkResumeWatched(b *testing.B) {
 		setVersion(r, "1")
 	}
 	c := fakeClient(append([]map[string]any{running.Rollout}, running.AnalysisRuns...)...)
-	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return c, nil },
+	p := rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return c, nil },
 		Watch: &watchcache.Options{}})
 	m := p.Run(analysisRun(), metric(watchCfg))
 	deadline := time.Now().Add(10 * time.Second)

@@ -170,8 +170,19 @@ func loadScripts(inconclusiveDegraded bool) (scripts, error) {
 
 // Judge decides the verdict. An error means the objects could not be judged at all (a script that fails
 // to run); a Rollout that cannot be judged yet is a Running verdict, and one whose input is wrong (a
-// revision that does not exist) an Error verdict.
+// revision that does not exist) an Error verdict. It judges what Reads keeps of the objects, as the
+// plugin's watch cache holds them.
 func Judge(objs Objects, opts Options) (Verdict, error) {
+	if earlier := opts.NoAnalysis.Earlier; earlier != nil {
+		opts.NoAnalysis.Earlier = func() (Objects, error) {
+			objs, err := earlier()
+			return ProjectObjects(objs), err
+		}
+	}
+	return judge(ProjectObjects(objs), opts)
+}
+
+func judge(objs Objects, opts Options) (Verdict, error) {
 	if opts.MaxValueBytes <= 0 {
 		opts.MaxValueBytes = DefaultMaxValueBytes
 	}

@@ -13,6 +13,7 @@ package watchcache
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -26,9 +27,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 )
 
 // The resources watched, in the order of a space's informers.
@@ -37,6 +41,7 @@ var (
 	AnalysisRuns = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "analysisruns"}
 	Experiments  = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "experiments"}
 	resources    = [...]schema.GroupVersionResource{Rollouts, AnalysisRuns, Experiments}
+	kinds        = [...]string{"Rollout", "AnalysisRun", "Experiment"}
 )
 
 // VerificationRuns is the label by which the analysisruns informer leaves out Kargo's verification runs:
@@ -98,8 +103,15 @@ type space struct {
 	key      key
 	where    string // the cluster, as messages name it
 	stop     chan struct{}
-	watched  [len(resources)]*watched
+	watched  [len(resources)]atomic.Pointer[watched]
 	lastUsed atomic.Int64 // unix nanoseconds
+	client   dynamic.Interface
+	// wanted are the Rollouts measurements asked for, each with the value of asked when it was first
+	// asked for: the rollouts informer keeps only those (transform), and a Rollout asked for after the
+	// informer started (since > watched.since) makes it list again (View.Rollout).
+	mu     sync.Mutex
+	wanted map[string]int64
+	asked  int64
 	// failed is set once, under Cache.mu, when a request of an informer failed; retryAt is then when
 	// the namespace may be watched again.
 	failed  bool
@@ -107,20 +119,27 @@ type space struct {
 }
 
 type watched struct {
-	inf cache.SharedIndexInformer
+	inf  cache.SharedIndexInformer
+	stop chan struct{} // this informer's alone (a restart), beside the space's
+	// since is space.asked when the informer started: it keeps every Rollout wanted until then
+	since int64
 	// open counts the watches that started and have neither ended nor delivered an error: the store is
 	// current only while one is open (between two watches the reflector may be relisting or backing off).
 	open atomic.Int32
 }
 
 // View is a live namespace's objects. They are shared with the informers: read them, never change them.
-type View struct{ s *space }
+type View struct {
+	c *Cache
+	s *space
+}
 
 // View returns the namespace's view if it is live. Otherwise it starts the namespace's informers (unless
 // a failure's Retry has not passed) and reports false: the caller reads directly. newClient is called
 // only to start informers; its client must not time out a request (a watch lasts minutes). where names
-// the cluster in logged lines.
-func (c *Cache) View(cluster, where string, newClient func() (dynamic.Interface, error), namespace string) (View, bool) {
+// the cluster in logged lines. rollout is the Rollout the caller will read: of the namespace's Rollouts
+// the view holds those asked for (the others of a namespace of many are never judged).
+func (c *Cache) View(cluster, where string, newClient func() (dynamic.Interface, error), namespace, rollout string) (View, bool) {
 	c.janitor.Do(func() { go c.sweep() })
 	k := key{cluster, namespace}
 	now := time.Now()
@@ -132,20 +151,34 @@ func (c *Cache) View(cluster, where string, newClient func() (dynamic.Interface,
 			c.mu.Unlock()
 			return View{}, false
 		}
-		s = c.start(k, where, client)
+		s = &space{key: k, where: where, stop: make(chan struct{}), client: client, wanted: map[string]int64{}}
+		s.want(rollout)
+		c.start(s)
 		c.spaces[k] = s
 	}
 	failed := s.failed
 	c.mu.Unlock()
+	s.want(rollout)
 	s.lastUsed.Store(now.UnixNano())
 	if failed || !s.live() {
 		return View{}, false
 	}
-	return View{s}, true
+	return View{c, s}, true
+}
+
+// want adds a Rollout to those the space keeps.
+func (s *space) want(rollout string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.wanted[rollout]; !ok {
+		s.asked++
+		s.wanted[rollout] = s.asked
+	}
 }
 
 func (s *space) live() bool {
-	for _, w := range s.watched {
+	for i := range s.watched {
+		w := s.watched[i].Load()
 		if !w.inf.HasSynced() || w.open.Load() <= 0 {
 			return false
 		}
@@ -154,12 +187,28 @@ func (s *space) live() bool {
 }
 
 // start makes and runs a namespace's informers; called with c.mu held.
-func (c *Cache) start(k key, where string, client dynamic.Interface) *space {
-	s := &space{key: k, where: where, stop: make(chan struct{})}
-	for i, gvr := range resources {
-		w := &watched{}
-		res := client.Resource(gvr).Namespace(k.namespace)
+func (c *Cache) start(s *space) {
+	for i := range resources {
+		c.run(s, i)
+	}
+}
+
+// run makes and runs the space's informer of resources[i], in place of the one it had.
+func (c *Cache) run(s *space, i int) {
+	{
+		gvr := resources[i]
+		w := &watched{stop: make(chan struct{})}
+		s.mu.Lock()
+		w.since = s.asked
+		s.mu.Unlock()
+		res := s.client.Resource(gvr).Namespace(s.key.namespace)
 		what := gvr.Resource
+		// a request of an informer a restart replaced fails nothing
+		fail := func(verb string, err error) {
+			if s.watched[i].Load() == w {
+				c.fail(s, verb, what, err)
+			}
+		}
 		selector := ""
 		if gvr == AnalysisRuns {
 			selector = unjudged
@@ -169,7 +218,7 @@ func (c *Cache) start(k key, where string, client dynamic.Interface) *space {
 				o.LabelSelector = selector
 				l, err := res.List(context.Background(), o)
 				if err != nil {
-					c.fail(s, "list", what, err)
+					fail("list", err)
 				}
 				return l, err
 			},
@@ -177,25 +226,39 @@ func (c *Cache) start(k key, where string, client dynamic.Interface) *space {
 				o.LabelSelector = selector
 				wi, err := res.Watch(context.Background(), o)
 				if err != nil {
-					c.fail(s, "watch", what, err)
+					fail("watch", err)
 					return nil, err
 				}
-				return c.track(s, w, what, wi), nil
+				return c.track(w, wi, fail), nil
 			},
 		}
 		w.inf = cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{},
 			cache.SharedIndexInformerOptions{ObjectDescription: gvr.String()})
-		_ = w.inf.SetTransform(Transform)
+		kind := kinds[i]
+		transform := func(obj any) (any, error) { return project(kind, obj), nil }
+		if gvr == Rollouts {
+			transform = s.rolloutTransform
+		}
+		_ = w.inf.SetTransform(transform)
 		// what the wrapped functions above did not see (a watch that ended in a decoding error)
-		_ = w.inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { c.fail(s, "watch", what, err) })
-		s.watched[i] = w
-		go w.inf.Run(s.stop)
+		_ = w.inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { fail("watch", err) })
+		if old := s.watched[i].Swap(w); old != nil {
+			close(old.stop)
+		}
+		stop := make(chan struct{})
+		go func() {
+			select {
+			case <-s.stop:
+			case <-w.stop:
+			}
+			close(stop)
+		}()
+		go w.inf.Run(stop)
 	}
-	return s
 }
 
 // track counts an open watch until its result channel ends or carries an Error event.
-func (c *Cache) track(s *space, w *watched, what string, in watch.Interface) watch.Interface {
+func (c *Cache) track(w *watched, in watch.Interface, fail func(verb string, err error)) watch.Interface {
 	w.open.Add(1)
 	out := make(chan watch.Event)
 	t := &tracked{in: in, out: out, stop: make(chan struct{})}
@@ -212,7 +275,7 @@ func (c *Cache) track(s *space, w *watched, what string, in watch.Interface) wat
 		for ev := range in.ResultChan() {
 			if ev.Type == watch.Error {
 				done()
-				c.fail(s, "watch", what, fmt.Errorf("%v", statusText(ev.Object)))
+				fail("watch", fmt.Errorf("%v", statusText(ev.Object)))
 			}
 			select {
 			case out <- ev:
@@ -345,9 +408,27 @@ func (c *Cache) Namespaces() int {
 	return n
 }
 
-// Rollout is the named Rollout, if the view holds it.
+// Rollout is the named Rollout, if the view holds it: not while the informer keeps only the identity of
+// a Rollout asked for after it started (it then lists again, once, and holds it from then on).
 func (v View) Rollout(name string) (map[string]any, bool) {
-	return v.get(0, name)
+	if o, ok := v.get(0, name); ok {
+		return o, true
+	}
+	s := v.s
+	s.mu.Lock()
+	asked, ok := s.wanted[name]
+	s.mu.Unlock()
+	if !ok {
+		return nil, false // a name View was not given
+	}
+	// Cache.mu: not while fail or Close stop the space (a restart would run after them)
+	c := v.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !s.failed && asked > s.watched[0].Load().since {
+		c.run(s, 0)
+	}
+	return nil, false
 }
 
 // AnalysisRun is the named run, if the view holds it (never a verification run: VerificationRuns).
@@ -361,15 +442,15 @@ func (v View) Experiment(name string) (map[string]any, bool) {
 }
 
 func (v View) get(i int, name string) (map[string]any, bool) {
-	obj, ok, err := v.s.watched[i].inf.GetStore().GetByKey(v.s.key.namespace + "/" + name)
+	obj, ok, err := v.s.watched[i].Load().inf.GetStore().GetByKey(v.s.key.namespace + "/" + name)
 	if err != nil || !ok {
 		return nil, false
 	}
-	u, ok := obj.(*unstructured.Unstructured)
+	st, ok := obj.(*Stored)
 	if !ok {
 		return nil, false
 	}
-	return u.Object, true
+	return st.Object()
 }
 
 // AnalysisRuns are the runs whose labels match sel.
@@ -380,61 +461,72 @@ func (v View) Experiments(sel labels.Selector) []map[string]any { return v.list(
 
 func (v View) list(i int, sel labels.Selector) []map[string]any {
 	out := []map[string]any{}
-	for _, obj := range v.s.watched[i].inf.GetStore().List() {
-		u, ok := obj.(*unstructured.Unstructured)
-		if ok && sel.Matches(labels.Set(u.GetLabels())) {
-			out = append(out, u.Object)
+	for _, obj := range v.s.watched[i].Load().inf.GetStore().List() {
+		st, ok := obj.(*Stored)
+		if !ok || !sel.Matches(labels.Set(st.meta.Labels)) {
+			continue
+		}
+		if o, ok := st.Object(); ok {
+			out = append(out, o)
 		}
 	}
 	return out
 }
 
-// Transform is what the informers store of an object: without managedFields and kubectl's
-// last-applied-configuration (a copy of the whole object), and a Rollout's pod template reduced to the
-// images of its containers and init containers, the only part of it the judgement reads
-// (verdict podImages; the Rollout script reads no field of spec.template).
-func Transform(obj any) (any, error) {
+// Stored is what the informers keep of an object: its key and labels (the store's key, the selectors),
+// and what a judgement reads of it (verdict.Project) as JSON, decoded at each read. Maps of the same
+// fields take several times the bytes of their JSON (BenchmarkRetainedPerRollout), and the decoded
+// object is garbage as soon as the informer has stored this.
+type Stored struct {
+	meta metav1.ObjectMeta
+	raw  []byte
+}
+
+// GetObjectMeta makes a Stored an object to the informer's store (meta.Accessor).
+func (s *Stored) GetObjectMeta() metav1.Object { return &s.meta }
+
+// Object decodes the projection, as the dynamic client decodes the API server's JSON (integers int64).
+func (s *Stored) Object() (map[string]any, bool) {
+	var o map[string]any
+	if err := utiljson.Unmarshal(s.raw, &o); err != nil || o == nil {
+		return nil, false
+	}
+	return o, true
+}
+
+// Transform is what the informers store of an object (Stored); any other value is kept as it is.
+func Transform(obj any) (any, error) { return project("", obj), nil }
+
+// project is Transform of an object of kind (its own kind field if "").
+func project(kind string, obj any) any {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj
+	}
+	raw, err := json.Marshal(verdict.Project(kind, u.Object))
+	if err != nil {
+		// not an object the API server sent (they are JSON): nothing to judge it by
+		raw = nil
+	}
+	var lbl map[string]string
+	if l := u.GetLabels(); len(l) > 0 {
+		lbl = l
+	}
+	return &Stored{meta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), Labels: lbl}, raw: raw}
+}
+
+// rolloutTransform is Transform of a Rollout asked for, and of any other only its key: in a namespace of
+// many Rollouts, the one a verification names is kept.
+func (s *space) rolloutTransform(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
 	}
-	u.SetManagedFields(nil)
-	if ann := u.GetAnnotations(); ann != nil {
-		if _, ok := ann["kubectl.kubernetes.io/last-applied-configuration"]; ok {
-			delete(ann, "kubectl.kubernetes.io/last-applied-configuration")
-			u.SetAnnotations(ann)
-		}
+	s.mu.Lock()
+	_, wanted := s.wanted[u.GetName()]
+	s.mu.Unlock()
+	if wanted {
+		return project("Rollout", u), nil
 	}
-	if u.GetKind() != "Rollout" {
-		return u, nil
-	}
-	spec, _ := u.Object["spec"].(map[string]any)
-	tmpl, _ := spec["template"].(map[string]any)
-	if tmpl == nil {
-		return u, nil
-	}
-	podSpec, _ := tmpl["spec"].(map[string]any)
-	slim := map[string]any{}
-	for _, field := range []string{"containers", "initContainers"} {
-		cs, _ := podSpec[field].([]any)
-		var keep []any
-		for _, c := range cs {
-			cm, _ := c.(map[string]any)
-			if cm == nil {
-				continue
-			}
-			k := map[string]any{}
-			for _, f := range []string{"name", "image"} {
-				if x, ok := cm[f]; ok {
-					k[f] = x
-				}
-			}
-			keep = append(keep, k)
-		}
-		if keep != nil {
-			slim[field] = keep
-		}
-	}
-	spec["template"] = map[string]any{"spec": slim}
-	return u, nil
+	return &Stored{meta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace()}}, nil
 }

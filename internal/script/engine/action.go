@@ -73,6 +73,9 @@ func (e Engine) Discover(obj map[string]any, scripts ...string) ([]Action, error
 			if ret.Type() != lua.LTTable {
 				return fmt.Errorf(incorrectReturnType, "table", ret.Type().String())
 			}
+			if err := checkReturned(ret); err != nil {
+				return err
+			}
 			raw, err := luajson.Encode(ret)
 			if err != nil {
 				return fmt.Errorf("error in converting to lua table: %w", err)
@@ -260,7 +263,7 @@ func (e Engine) RunAction(obj map[string]any, script string, params map[string]s
 		if ret.Type() != lua.LTTable {
 			return fmt.Errorf(incorrectReturnType, "table", ret.Type().String())
 		}
-		raw, err := luajson.Encode(ret)
+		raw, err := encodeReturned(ret)
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,6 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
-	luajson "layeh.com/gopher-json"
 )
 
 // DefaultTimeout is Argo CD's per-script deadline (util/lua/lua.go runLua: context.WithTimeout 1 s).
@@ -98,7 +97,7 @@ func (e Engine) execute(build func(*lua.LState) (lua.LValue, error), script stri
 		default:
 			return fmt.Errorf(incorrectReturnType, "table", ret.Type().String())
 		}
-		raw, err := luajson.Encode(ret)
+		raw, err := encodeReturned(ret)
 		if err != nil {
 			return err
 		}

@@ -14,11 +14,22 @@ import (
 // evaluation thus starts from what a fresh state holds, as Argo CD's does (statepool_test.go compares the
 // whole reachable state of a reused one with a fresh one after a script that changes all it can).
 // Only the sandbox without gopher-lua's full library set is pooled; OpenLibs states are always fresh.
+//
+// Beside tables, a state holds one metatable per built-in type (gopher-lua's Global.builtinMts, shared by
+// every string, boolean, number, function...): setmetatable("", mt) or setmetatable(true, mt) replaces it,
+// and nothing reachable from the globals shows it. Those are recorded and put back too.
 
 type pooledState struct {
 	L      *lua.LState
 	tables []tableState
+	// builtinMts are the built-in types' metatables at set-up, in the order of builtinSamples.
+	builtinMts []lua.LValue
 }
+
+// builtinSamples holds one value of each type whose metatable gopher-lua keeps per type rather than per
+// value (LState.SetMetatable's default case): setting any one's sets the whole type's.
+var builtinSamples = []lua.LValue{lua.LNil, lua.LFalse, lua.LNumber(0), lua.LString(""),
+	&lua.LFunction{}, &lua.LState{}, lua.LChannel(nil)}
 
 type tableState struct {
 	t    *lua.LTable
@@ -41,7 +52,7 @@ func acquireState() (*lua.LState, func(ok bool)) {
 	p, _ := states.Get().(*pooledState)
 	if p == nil {
 		L := newSandboxState()
-		p = &pooledState{L: L, tables: snapshot(L)}
+		p = &pooledState{L: L, tables: snapshot(L), builtinMts: builtinMetatables(L)}
 	}
 	return p.L, func(ok bool) {
 		if !ok {
@@ -53,7 +64,18 @@ func acquireState() (*lua.LState, func(ok bool)) {
 	}
 }
 
-// snapshot records every table reachable from the globals and the registry.
+// builtinMetatables reads the built-in types' metatables. GetMetatable answers a metatable's
+// __metatable field instead of the table itself; a fresh sandbox has no built-in metatable at all (it
+// opens no string library, the only one gopher-lua gives one), which TestResetStateIsFresh checks.
+func builtinMetatables(L *lua.LState) []lua.LValue {
+	mts := make([]lua.LValue, len(builtinSamples))
+	for i, v := range builtinSamples {
+		mts[i] = L.GetMetatable(v)
+	}
+	return mts
+}
+
+// snapshot records every table reachable from the globals, the registry and the built-in metatables.
 func snapshot(L *lua.LState) []tableState {
 	var out []tableState
 	seen := map[*lua.LTable]bool{}
@@ -84,6 +106,11 @@ func snapshot(L *lua.LState) []tableState {
 	}
 	walk(L.G.Global)
 	walk(L.G.Registry)
+	for _, v := range builtinSamples {
+		if mt, ok := L.GetMetatable(v).(*lua.LTable); ok {
+			walk(mt)
+		}
+	}
 	return out
 }
 
@@ -109,5 +136,8 @@ func (p *pooledState) reset() {
 			}
 		}
 		ts.t.Metatable = ts.mt
+	}
+	for i, v := range builtinSamples {
+		L.SetMetatable(v, p.builtinMts[i])
 	}
 }

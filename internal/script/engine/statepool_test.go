@@ -30,6 +30,10 @@ os.time = nil
 setmetatable(package, {__index = function() return "meta" end})
 setmetatable(_G, {__index = function(_, k) return "missing " .. k end, __newindex = function() end})
 rawset(_G, "afterMeta", true)
+setmetatable("", {__index = function() return "leaked string method" end})
+setmetatable(true, {__index = {leaked = true}})
+setmetatable(1, {__add = function() return 0 end})
+setmetatable(function() end, {__index = {}})
 setfenv(0, {})
 module("evilmodule")
 return {status = "Healthy", message = "vandalised"}
@@ -44,7 +48,12 @@ func TestResetStateIsFresh(t *testing.T) {
 	want := fingerprint(fresh)
 
 	p := &pooledState{L: newSandboxState()}
-	p.tables = snapshot(p.L)
+	p.tables, p.builtinMts = snapshot(p.L), builtinMetatables(p.L)
+	for i, mt := range p.builtinMts {
+		if mt != lua.LNil {
+			t.Fatalf("a fresh sandbox has a metatable for %s: GetMetatable cannot be trusted to read it raw", builtinSamples[i].Type())
+		}
+	}
 	if got := fingerprint(p.L); got != want {
 		t.Fatalf("two fresh states differ:\n%s\n---\n%s", got, want)
 	}
@@ -117,6 +126,9 @@ func fingerprint(L *lua.LState) string {
 	fmt.Fprintf(&b, "env is globals: %v\n", L.Env == L.G.Global)
 	name(L.G.Global)
 	name(L.G.Registry)
+	for _, v := range builtinSamples {
+		fmt.Fprintf(&b, "metatable of every %s: %s\n", v.Type(), name(L.GetMetatable(v)))
+	}
 	for i := 0; i < len(queue); i++ {
 		t := queue[i]
 		type kv struct{ k, v lua.LValue }
@@ -139,4 +151,54 @@ func diffLines(a, b string) string {
 		}
 	}
 	return fmt.Sprintf("lengths %d vs %d", len(al), len(bl))
+}
+
+// leak is issue 44's script: it reports a built-in metatable left by an earlier evaluation, then leaves
+// its own on strings and booleans. Argo CD runs each evaluation in a fresh VM, so it is always Healthy.
+const leak = `
+if getmetatable("") ~= nil or getmetatable(true) ~= nil then
+  return {status = "Degraded", message = "state left behind by an earlier evaluation"}
+end
+setmetatable("", {__index = function() return "leaked" end})
+setmetatable(true, {})
+return {status = "Healthy", message = "fresh state"}
+`
+
+func TestReusedStateForgetsBuiltinMetatables(t *testing.T) {
+	for i := 0; i < 3; i++ {
+		h, err := Engine{ReuseStates: true}.Health(map[string]any{"kind": "Rollout"}, leak)
+		if err != nil || h.Status != Healthy {
+			t.Fatalf("evaluation %d: %+v %v, want Healthy as in a fresh state", i+1, h, err)
+		}
+	}
+}
+
+// BenchmarkReusedState is one health evaluation of the bundled Rollout script in a reused state: the
+// cost of the reset, built-in metatables included, beside the script's.
+func BenchmarkReusedState(b *testing.B) {
+	fixtures, err := luascripts.Fixtures()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range fixtures {
+		if f.Kind.Kind != "Rollout" {
+			continue
+		}
+		script, err := luascripts.Health(f.Kind.Group, f.Kind.Kind)
+		if err != nil {
+			b.Fatal(err)
+		}
+		obj, err := f.Object()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := (Engine{ReuseStates: true}).Health(obj, script); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return
+	}
+	b.Fatal("no Rollout fixture")
 }

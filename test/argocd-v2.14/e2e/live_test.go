@@ -34,6 +34,14 @@ type liveReport struct {
 		Rollback         string   `json:"rollback,omitempty"`
 		RollbackVerif    []string `json:"rollbackVerification,omitempty"`
 		Violations       []string `json:"violations,omitempty"`
+		Kargo            string   `json:"kargo,omitempty"`
+		KargoFrames      []struct {
+			Tick  int        `json:"tick"`
+			App   string     `json:"app"`
+			Kargo kargoState `json:"kargo"`
+			Model kargoState `json:"model"`
+		} `json:"kargoFrames,omitempty"`
+		ModelDiffs []string `json:"modelDiffs,omitempty"`
 	} `json:"scenarios"`
 	Declared []struct {
 		Name         string   `json:"name"`
@@ -46,6 +54,15 @@ type liveReport struct {
 		RollbackVer  string   `json:"rollbackVerification,omitempty"`
 	} `json:"declared"`
 	BuiltinBroken int `json:"builtinBroken"`
+}
+
+// kargoState is what Kargo's controller wrote at a frame (the recorder's KargoState).
+type kargoState struct {
+	Promotion    string `json:"promotion"`
+	Health       string `json:"health"`
+	Verification string `json:"verification,omitempty"`
+	AnalysisRun  string `json:"analysisRun,omitempty"`
+	Verified     bool   `json:"verified"`
 }
 
 // liveDifferences are where the live run's Promotion or Freight verification parts from the replay's, by
@@ -167,5 +184,65 @@ func TestLiveDoc(t *testing.T) {
 	if len(notes) > 0 {
 		b.WriteString("\nWhere live and replay differ, and why:\n\n" + strings.Join(notes, "\n") + "\n")
 	}
+	b.WriteString(kargoTable(t, &rep))
 	docblock.Check(t, whyDoc, "test/argocd-v2.14/e2e TestLiveDoc", []byte("\n"+b.String()+"\n"))
+}
+
+// kargoTable is Kargo's own status per scenario and install, as Kargo v1.11.2's controller wrote it in
+// the live run (the report's kargoFrames), and where the model (test/kargo/stage) decided otherwise on
+// the same frames; empty for a report recorded with the model alone.
+func kargoTable(t *testing.T, rep *liveReport) string {
+	var b strings.Builder
+	early := []string{}
+	oursEarly := 0
+	for _, s := range rep.Scenarios {
+		if !strings.HasPrefix(s.Kargo, "kargo ") {
+			continue
+		}
+		if b.Len() == 0 {
+			fmt.Fprintf(&b, "\n**Kargo's own status** (%s's controller and webhooks, `test/kargo-v1.11`; a Project and Stage per scenario): "+
+				"the Stage's `status.health`, the current Freight's verification and its `status.verifiedIn`, as Kargo wrote them after every tick, "+
+				"and the ticks where the model of `test/kargo/stage` decides otherwise on the same frames (`modelDiffs` in the report).\n\n", strings.TrimPrefix(s.Kargo, "kargo "))
+			b.WriteString("| scenario | install | Promotion | Stage health (Kargo) | verification (Kargo) | Freight verified by Kargo | verified before the analysis passed | model ≠ Kargo (ticks) |\n|---|---|---|---|---|---|---|---|\n")
+		}
+		ticks := 0
+		for _, f := range s.KargoFrames {
+			if f.Kargo != f.Model {
+				ticks++
+			}
+		}
+		if ticks != len(s.ModelDiffs) {
+			t.Errorf("%s (%s): %d frames differ, %d modelDiffs", s.Scenario, s.Install, ticks, len(s.ModelDiffs))
+		}
+		premature := false
+		for _, v := range s.Violations {
+			if strings.Contains(v, "Freight verified before") {
+				premature = true
+			}
+		}
+		if premature {
+			if s.Install == "ours" {
+				oursEarly++
+			} else {
+				early = append(early, "`"+s.Scenario+"`")
+			}
+		}
+		verif := strings.Join(s.Verification, " → ")
+		if s.Rollback != "" {
+			verif += " (the previous Freight's: " + strings.Join(s.RollbackVerif, " → ") + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %v | %v | %d of %d |\n", s.Scenario, s.Install, s.Promotion, strings.Join(s.Stage, " → "), verif, s.Verified, premature, ticks, len(s.KargoFrames))
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	if oursEarly > 0 {
+		t.Errorf("with our argocd-cm, Kargo verified a Freight before its revision's analysis passed in %d scenario(s)", oursEarly)
+	}
+	named := "none of the scenarios (the PostSync barrier holds the Promotion until the Rollout is Healthy, and Kargo assesses nothing before)"
+	if len(early) > 0 {
+		named = strings.Join(early, ", ")
+	}
+	fmt.Fprintf(&b, "\nWith ours, Kargo verified no Freight while an analysis of its revision was Running or had Failed. With the built-ins, Kargo verified early in: %s.\n", named)
+	return b.String()
 }

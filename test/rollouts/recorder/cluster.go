@@ -223,13 +223,23 @@ var crdFiles = []string{"rollout-crd.yaml", "analysis-run-crd.yaml", "analysis-t
 // installCRDs creates the Rollouts CRDs shipped in the module (manifests/crds) and waits until they
 // are Established, so objects are validated against the same schemas the controller was released with.
 func (c *Cluster) installCRDs() error {
+	paths := make([]string, len(crdFiles))
+	for i, f := range crdFiles {
+		paths[i] = filepath.Join(RolloutsModuleDir(), "manifests", "crds", f)
+	}
+	return c.InstallCRDs(paths...)
+}
+
+// InstallCRDs creates the CRDs of the given files (decoded strictly; one already there is kept) and waits
+// until each is Established, so that objects of its kinds can be created at once.
+func (c *Cluster) InstallCRDs(paths ...string) error {
 	client, err := apiextclient.NewForConfig(c.Config)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	for _, f := range crdFiles {
-		path := filepath.Join(RolloutsModuleDir(), "manifests", "crds", f)
+	var names []string
+	for _, path := range paths {
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			return err
@@ -241,12 +251,10 @@ func (c *Cluster) installCRDs() error {
 		if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		names = append(names, crd.Name)
 	}
 	deadline := time.Now().Add(time.Minute)
-	for _, f := range crdFiles {
-		name := strings.TrimSuffix(f, "-crd.yaml")
-		name = map[string]string{"rollout": "rollouts", "analysis-run": "analysisruns", "analysis-template": "analysistemplates",
-			"cluster-analysis-template": "clusteranalysistemplates", "experiment": "experiments"}[name] + ".argoproj.io"
+	for _, name := range names {
 		for {
 			crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 			if err == nil && established(crd) {

@@ -160,9 +160,17 @@ func (g *GitDelivery) Deploy(w *World, objs []runtime.Object) error {
 	if err != nil {
 		return err
 	}
+	meta := map[string]any{"name": g.app, "namespace": ArgoCDNamespace}
+	if k := g.kargo; k != nil && k.program != nil {
+		if k.real, err = setupKargo(w, g, k.bins); err != nil {
+			return err
+		}
+		// argocd-update updates only an Application that names the Stage (argocd_updater.go authorizeFn)
+		meta["annotations"] = map[string]any{"kargo.akuity.io/authorized-stage": k.real.ns + ":" + kargoStageName}
+	}
 	app := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-		"metadata": map[string]any{"name": g.app, "namespace": ArgoCDNamespace},
+		"metadata": meta,
 		"spec": map[string]any{
 			"project":     "default",
 			"source":      map[string]any{"repoURL": "file://" + g.repo, "path": ".", "targetRevision": sha},
@@ -226,11 +234,17 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 		return err
 	}
 	g.releaseSHA = sha
-	if err := g.argocdUpdate(promotionName(w.ns), sha); err != nil {
-		return err
-	}
-	if g.kargo != nil {
-		g.kargo.startPromotion(w, sha)
+	if g.kargo != nil && g.kargo.real != nil {
+		if err := g.kargo.promoteRelease(w, sha, freightImage(ro)); err != nil {
+			return err
+		}
+	} else {
+		if err := g.argocdUpdate(promotionName(w.ns), sha); err != nil {
+			return err
+		}
+		if g.kargo != nil {
+			g.kargo.startPromotion(w, sha)
+		}
 	}
 	if err := g.applied(w, ro, sha, "revision 2"); err != nil {
 		return err
@@ -331,7 +345,9 @@ func (g *GitDelivery) Update(w *World, mutate func(*v1alpha1.Rollout), event str
 		return err
 	} else if pending {
 		if g.kargo != nil {
-			g.kargo.abortRelease()
+			if err := g.kargo.abortRelease(); err != nil {
+				return err
+			}
 		}
 		if out, err := exec.Command(g.Argo.bin, "terminate-op", "-kubeconfig", g.Argo.cluster.Kubeconfig, "-namespace", ArgoCDNamespace,
 			"-app", g.app).CombinedOutput(); err != nil {
@@ -342,11 +358,17 @@ func (g *GitDelivery) Update(w *World, mutate func(*v1alpha1.Rollout), event str
 	if err := g.waitOperation(); err != nil {
 		return err
 	}
-	if err := g.argocdUpdate(promotionName(w.ns)+".rollback", sha); err != nil {
-		return err
-	}
-	if g.kargo != nil {
-		g.kargo.startRollback(w, sha)
+	if g.kargo != nil && g.kargo.real != nil {
+		if err := g.kargo.promoteRollback(w, sha, freightImage(ro)); err != nil {
+			return err
+		}
+	} else {
+		if err := g.argocdUpdate(promotionName(w.ns)+".rollback", sha); err != nil {
+			return err
+		}
+		if g.kargo != nil {
+			g.kargo.startRollback(w, sha)
+		}
 	}
 	if err := g.applied(w, ro, sha, "revision 3"); err != nil {
 		return err

@@ -341,7 +341,8 @@ func healthMessage(bins pluginBinaries, ro *v1alpha1.Rollout, cm string) (string
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(bins.cli, "health", "-f", "-", "-o", "json", "--argocd-cm", cm)
+	// --open-libs: cm is this test's own install, evaluated as Argo CD evaluates it.
+	cmd := exec.Command(bins.cli, "health", "-f", "-", "-o", "json", "--argocd-cm", cm, "--open-libs")
 	cmd.Stdin = bytes.NewReader(raw)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

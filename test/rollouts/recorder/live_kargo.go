@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -12,19 +13,21 @@ import (
 	"github.com/analysis-health/analysis-health/test/kargo/stage"
 )
 
-// kargoDriver is Kargo's side of the live suite, acting only through the API server as Kargo v1.11.2
-// does (the rules are package stage's, cited there): the release is a Promotion whose one step,
-// argocd-update, patches the Application's target revision and operation (GitDelivery.argocdUpdate) and
-// waits on status.operationState; the Stage is assessed from the Application after every tick; its
-// verification, our generated `generate --format kargo` template with the Freight's image, is created at
-// the first Healthy assessment and judged by the real analysis controller with our plugin; the Freight
-// is verified when the Stage is Healthy with the verification Successful.
+// kargoDriver is Kargo's side of the live suite. With Kargo's own controller (real, TestLive) the release
+// is a Promotion of Freight that Kargo's webhooks name and give the Stage's argocd-update step, and
+// Kargo v1.11.2's controller runs it, assesses the Stage from the Application, creates the verification
+// run of our generated `generate --format kargo` template (judged by the real analysis controller with
+// our plugin) and verifies the Freight; after every tick the driver asks Kargo to reconcile
+// (kargo.akuity.io/refresh) and records what it wrote, beside what the model (package stage, the replay's
+// rules) decides on the same Application and run: Kargo's status is the ground truth, the model is held
+// to it (KargoFrame, modelDiffs).
 //
-// What it leaves out, and why: Kargo clears status.operationState when it starts a sync (a workaround
-// for argo-cd#20875), a write of the Application's status that the live suite's guard refuses to test
-// code, so the driver tells its own operation by the promotion info and the revision instead; and the
-// verification run is created in the Rollout's namespace (the World's controllers watch only that one),
-// where Kargo puts it in the Project's.
+// Without it (the human gate, TestLiveHumanGate), the model acts as Kargo, only through the API server:
+// it patches the Application's target revision and operation (GitDelivery.argocdUpdate), waits on
+// status.operationState, and creates the verification run itself in the Rollout's namespace at the
+// first Healthy assessment. What that leaves out: Kargo clears status.operationState when it starts a
+// sync (a workaround for argo-cd#20875), a write of the Application's status that the live suite's guard
+// refuses to test code, so the model tells its own operation by the promotion info and the revision.
 type kargoDriver struct {
 	d    *GitDelivery
 	bins pluginBinaries
@@ -44,6 +47,29 @@ type kargoDriver struct {
 	violations          []string
 	// retried are the runs (as groundTruth names them) failed when the user retried the update
 	retried map[string]bool
+
+	// program is Kargo's own control plane (nil: the model alone); real the scenario's Project and Stage
+	// on it, state what Kargo last wrote, frames every tick's Kargo and model.
+	program *Kargo
+	real    *kargoStage
+	state   KargoState
+	frames  []KargoFrame
+	// model is the model's Promotion phase and Freight, beside Kargo's
+	modelPhase    string
+	modelFreight  stage.Freight
+	modelVerified bool
+	// releaseFrames is where the rollback starts in frames
+	releaseFrames int
+}
+
+// KargoFrame is one tick of a live scenario as Kargo's controller wrote it and as the model decides on
+// the same Application and verification run.
+type KargoFrame struct {
+	Tick int `json:"tick"`
+	// App is the Application's health status then.
+	App   string     `json:"app"`
+	Kargo KargoState `json:"kargo"`
+	Model KargoState `json:"model"`
 }
 
 // userRetried notes the runs of the revision failed when the user runs the retry action.
@@ -70,6 +96,8 @@ type promotionState struct {
 
 	phase, message string
 	worldDuration  time.Duration
+	// freight is the Freight's name (Kargo's own)
+	freight string
 }
 
 // promotionName is the release's Promotion, as Kargo names Promotions (<stage>.<ULID>.<freight>).
@@ -81,20 +109,68 @@ func (k *kargoDriver) startPromotion(w *World, sha string) {
 	k.current = k.release
 }
 
+// promote is the user's promotion of the Freight of commit sha with image, through Kargo's own
+// controller: the Promotion's name and steps are Kargo's.
+func (k *kargoDriver) promote(w *World, sha, image string) (*promotionState, error) {
+	freight, name, err := k.real.promote(sha, image)
+	if err != nil {
+		return nil, err
+	}
+	return &promotionState{name: name, freight: freight, desired: sha, start: time.Now(), worldAt: w.clock(), phase: stage.PromotionRunning}, nil
+}
+
+// promoteRelease promotes the release's Freight through Kargo.
+func (k *kargoDriver) promoteRelease(w *World, sha, image string) error {
+	p, err := k.promote(w, sha, image)
+	if err != nil {
+		return err
+	}
+	k.release, k.current = p, p
+	k.modelPhase, k.modelFreight, k.state = stage.PromotionRunning, stage.Freight{}, KargoState{}
+	return nil
+}
+
+// promoteRollback promotes the previous Freight (a new commit with the previous image) through Kargo.
+func (k *kargoDriver) promoteRollback(w *World, sha, image string) error {
+	p, err := k.promote(w, sha, image)
+	if err != nil {
+		return err
+	}
+	k.rollback = p
+	k.rolledBack(w)
+	k.modelPhase, k.modelFreight, k.state = stage.PromotionRunning, stage.Freight{}, KargoState{}
+	return nil
+}
+
 // abortRelease is the user's abort of the release's Promotion (the kargo.akuity.io/abort annotation,
 // api/v1alpha1 AnnotationKeyAbort: the Promotion ends Aborted), so that Kargo can promote another Freight.
-func (k *kargoDriver) abortRelease() {
+func (k *kargoDriver) abortRelease() error {
+	if k.real != nil && k.release != nil {
+		k.modelPhase = "Aborted"
+		return k.real.abort(k.release.name)
+	}
 	if k.release != nil && k.release.phase == stage.PromotionRunning {
 		k.release.phase, k.release.message = "Aborted", "aborted by the user (kargo.akuity.io/abort)"
 	}
+	return nil
 }
 
 // startRollback notes a Promotion of the previous Freight (the stable revision's) to sha: the Stage's
 // Freight changes, and a new verification will start for it.
 func (k *kargoDriver) startRollback(w *World, sha string) {
 	k.rollback = &promotionState{name: promotionName(w.ns) + ".rollback", desired: sha, start: time.Now(), worldAt: w.clock(), phase: stage.PromotionRunning}
+	k.rolledBack(w)
+}
+
+// rolledBack: the current Promotion is now the rollback's, of the previous Freight.
+func (k *kargoDriver) rolledBack(w *World) {
 	k.current = k.rollback
-	k.releaseVerification, k.releaseVerified = k.verification, k.freight.Verified
+	k.releaseFrames = len(k.frames)
+	verified := k.freight.Verified
+	if k.real != nil {
+		verified = k.state.Verified
+	}
+	k.releaseVerification, k.releaseVerified = k.verification, verified
 	k.freight, k.run, k.verification = stage.Freight{}, "", nil
 	k.revision = k.stable
 }
@@ -163,33 +239,43 @@ func (k *kargoDriver) observe(w *World) error {
 		return err
 	}
 	p := k.current
-	promoting := p.phase == stage.PromotionRunning
-	if promoting {
-		p.phase, p.message = stage.ArgoCDUpdate(app, p.name, p.desired, time.Since(p.start))
-		p.worldDuration = w.clock().Sub(p.worldAt)
-	}
-	h, msg := stage.Assess(p.phase, app, p.desired)
-	k.stageHealth, k.stageMessage = note(k.stageHealth, string(h)), msg
-	phase := ""
-	if k.run != "" {
-		ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Get(context.Background(), k.run, metav1.GetOptions{})
-		if err != nil {
+	promoting := p.phase == stage.PromotionRunning || p.phase == "Pending"
+	var h stage.Health
+	var verified bool
+	if k.real != nil {
+		if h, verified, err = k.observeKargo(w, app); err != nil {
 			return err
 		}
-		phase = string(ar.Status.Phase)
-	}
-	if k.freight.Reconcile(h, phase) {
-		ar, err := k.bins.verificationRun(w.ns, "live", freightImage(ro))
-		if err != nil {
-			return err
+	} else {
+		if promoting {
+			p.phase, p.message = stage.ArgoCDUpdate(app, p.name, p.desired, time.Since(p.start))
+			p.worldDuration = w.clock().Sub(p.worldAt)
 		}
-		if err := w.Create(ar); err != nil {
-			return err
+		var msg string
+		h, msg = stage.Assess(p.phase, app, p.desired)
+		k.stageHealth, k.stageMessage = note(k.stageHealth, string(h)), msg
+		phase := ""
+		if k.run != "" {
+			ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Get(context.Background(), k.run, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			phase = string(ar.Status.Phase)
 		}
-		k.run = ar.Name
-	}
-	if k.freight.Started {
-		k.verification = note(k.verification, k.freight.Phase)
+		if k.freight.Reconcile(h, phase) {
+			ar, err := k.bins.verificationRun(w.ns, "live", freightImage(ro))
+			if err != nil {
+				return err
+			}
+			if err := w.Create(ar); err != nil {
+				return err
+			}
+			k.run = ar.Name
+		}
+		if k.freight.Started {
+			k.verification = note(k.verification, k.freight.Phase)
+		}
+		verified = k.freight.Verified
 	}
 	truth, err := groundTruth(w, ro, k.revision)
 	if err != nil {
@@ -213,7 +299,7 @@ func (k *kargoDriver) observe(w *World) error {
 	if h == stage.Healthy && len(truth.failed) > 0 {
 		k.violations = append(k.violations, fmt.Sprintf("tick %d: Stage Healthy while %v", tick, truth.failed))
 	}
-	if k.freight.Verified && !truth.passed {
+	if verified && !truth.passed {
 		k.violations = append(k.violations, fmt.Sprintf("tick %d: Freight verified before every analysis of revision %s passed", tick, k.revision))
 	}
 	// at the tick it succeeds: a run released by the promotion may still fail later (analysisruns
@@ -229,6 +315,15 @@ func (k *kargoDriver) observe(w *World) error {
 func (k *kargoDriver) done() bool {
 	if k.current == nil {
 		return true
+	}
+	if k.real != nil {
+		switch k.current.phase {
+		case stage.PromotionSucceeded:
+			return k.state.Verified || v1alpha1.AnalysisPhase(k.state.Verification).Completed()
+		case "Errored", "Failed", "Aborted":
+			return true
+		}
+		return false
 	}
 	switch k.current.phase {
 	case stage.PromotionErrored, "Aborted":
@@ -253,4 +348,103 @@ func (k *kargoDriver) finalStage() string {
 		return ""
 	}
 	return k.stageHealth[len(k.stageHealth)-1]
+}
+
+// verified: whether the Freight of the current Promotion is verified in the Stage (Kargo's, or the model's).
+func (k *kargoDriver) verified() bool {
+	if k.real != nil {
+		return k.state.Verified
+	}
+	return k.freight.Verified
+}
+
+// kargoTerminal: a Promotion phase Kargo's Promotion controller no longer changes.
+func kargoTerminal(phase string) bool {
+	switch phase {
+	case "Succeeded", "Failed", "Errored", "Aborted":
+		return true
+	}
+	return false
+}
+
+// notAssessed stands for a Stage whose status.health is unset (no assessment since its last Promotion).
+const notAssessed = "(none)"
+
+// observeKargo is one frame of Kargo's own controller: it asks Kargo to reconcile the running Promotion
+// and the Stage, reads what Kargo wrote, and runs the model on the same Application and Kargo's
+// verification run.
+func (k *kargoDriver) observeKargo(w *World, app stage.Application) (stage.Health, bool, error) {
+	p := k.current
+	if !kargoTerminal(p.phase) {
+		if err := k.real.refresh(kargoPromotions, p.name); err != nil {
+			return "", false, err
+		}
+	}
+	if err := k.real.refresh(kargoStages, kargoStageName); err != nil {
+		return "", false, err
+	}
+	s, err := k.real.read(p.name, p.freight)
+	if err != nil {
+		return "", false, err
+	}
+	k.state = s
+	if !kargoTerminal(p.phase) {
+		p.worldDuration = w.clock().Sub(p.worldAt)
+	}
+	if s.Promotion != "" {
+		p.phase = s.Promotion
+	}
+	health := s.Health
+	if health == "" {
+		health = notAssessed
+	}
+	k.stageHealth = note(k.stageHealth, health)
+	if s.Verification != "" {
+		k.verification = note(k.verification, s.Verification)
+	}
+	// the model, on the same Application and on Kargo's verification run
+	if k.modelPhase == stage.PromotionRunning {
+		k.modelPhase, _ = stage.ArgoCDUpdate(app, p.name, p.desired, time.Since(p.start))
+	}
+	mh, _ := stage.Assess(k.modelPhase, app, p.desired)
+	arPhase := ""
+	if s.AnalysisRun != "" {
+		ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(k.real.ns).Get(context.Background(), s.AnalysisRun, metav1.GetOptions{})
+		if err != nil {
+			return "", false, err
+		}
+		arPhase = string(ar.Status.Phase)
+	}
+	k.modelFreight.Reconcile(mh, arPhase)
+	model := KargoState{Promotion: k.modelPhase, Health: string(mh), Verified: k.modelFreight.Verified}
+	if k.modelFreight.Started {
+		model.Verification, model.AnalysisRun = k.modelFreight.Phase, s.AnalysisRun
+	}
+	k.frames = append(k.frames, KargoFrame{Tick: w.reconciles, App: app.Health, Kargo: s, Model: model})
+	return stage.Health(s.Health), s.Verified, nil
+}
+
+// modelDiffs are the frames where the model decides otherwise than Kargo's controller wrote.
+func modelDiffs(frames []KargoFrame) []string {
+	var out []string
+	for _, f := range frames {
+		kg, m := f.Kargo, f.Model
+		var d []string
+		if kg.Promotion != m.Promotion {
+			d = append(d, fmt.Sprintf("Promotion Kargo %s, model %s", kg.Promotion, m.Promotion))
+		}
+		if kg.Health != m.Health {
+			d = append(d, fmt.Sprintf("Stage health Kargo %q, model %q", kg.Health, m.Health))
+		}
+		if kg.Verification != m.Verification {
+			d = append(d, fmt.Sprintf("verification Kargo %q, model %q", kg.Verification, m.Verification))
+		}
+		if kg.Verified != m.Verified {
+			d = append(d, fmt.Sprintf("verified Kargo %v, model %v", kg.Verified, m.Verified))
+		}
+		if len(d) > 0 {
+			out = append(out, fmt.Sprintf("tick %d (Application %s): %s", f.Tick, f.App, strings.Join(d, "; ")))
+		}
+	}
+	return out
 }

@@ -127,7 +127,8 @@ func (b pluginBinaries) health(ro *v1alpha1.Rollout, argocdCM string) (string, e
 	}
 	args := []string{"health", "-f", "-", "-o", "json"}
 	if argocdCM != "" {
-		args = append(args, "--argocd-cm", argocdCM)
+		// --open-libs: the argocd-cm is this test's own, with Argo CD's built-in script and useOpenLibs.
+		args = append(args, "--argocd-cm", argocdCM, "--open-libs")
 	}
 	cmd := exec.Command(b.cli, args...)
 	cmd.Stdin = bytes.NewReader(raw)

@@ -272,16 +272,16 @@ func mergeReport(t *testing.T, rep *relReport, path string) {
 			old.Machine, old.LeastPrivilege, old.KubeconfigSecret, old.Oversized, old.Faults
 	}
 	type key struct {
-		n    int
-		ctrl controllerSettings
+		n, verified int
+		ctrl        controllerSettings
 	}
 	measured := map[key]bool{}
 	for _, l := range rep.Loads {
-		measured[key{l.Rollouts, l.Controller}] = true
+		measured[key{l.Rollouts, l.Verified, l.Controller}] = true
 	}
 	var loads []loadResult
 	for _, l := range old.Loads {
-		if !measured[key{l.Rollouts, l.Controller}] {
+		if !measured[key{l.Rollouts, l.Verified, l.Controller}] {
 			loads = append(loads, l)
 		}
 	}

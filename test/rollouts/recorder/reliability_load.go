@@ -20,28 +20,48 @@ import (
 type loadSpec struct {
 	n    int
 	ctrl controllerSettings
+	// one: the n Rollouts share one namespace and a verification names the first alone (a platform
+	// team's namespace of many Rollouts, one of them promoted by Kargo)
+	one bool
 }
 
 // name is the load's subtest name, and prefix that of its namespaces: a load run again with other
 // controller settings has namespaces of its own.
 func (l loadSpec) name() string {
-	if l.ctrl == defaultController {
-		return fmt.Sprintf("Load%d", l.n)
+	one := ""
+	if l.one {
+		one = "OneVerified"
 	}
-	return fmt.Sprintf("Load%dQPS%dThreads%d", l.n, l.ctrl.QPS, l.ctrl.Threads)
+	if l.ctrl == defaultController {
+		return fmt.Sprintf("Load%d%s", l.n, one)
+	}
+	return fmt.Sprintf("Load%d%sQPS%dThreads%d", l.n, one, l.ctrl.QPS, l.ctrl.Threads)
 }
 
 func (l loadSpec) prefix() string {
-	if l.ctrl == defaultController {
-		return fmt.Sprintf("load%d-", l.n)
+	one := ""
+	if l.one {
+		one = "-one"
 	}
-	return fmt.Sprintf("load%d-q%d-t%d-", l.n, l.ctrl.QPS, l.ctrl.Threads)
+	if l.ctrl == defaultController {
+		return fmt.Sprintf("load%d%s-", l.n, one)
+	}
+	return fmt.Sprintf("load%d%s-q%d-t%d-", l.n, one, l.ctrl.QPS, l.ctrl.Threads)
+}
+
+// namespaces is how many namespaces the load's Rollouts are stored in.
+func (l loadSpec) namespaces() int {
+	if l.one {
+		return 1
+	}
+	return l.n / loadPerNamespace
 }
 
 // loadSpecs are the loads to run: $E2E_RELIABILITY_LOAD, comma-separated, each a Rollout count (default
 // 200) with the controller's defaults, or N@QPS or N@QPS/THREADS: the analysis controller run with
 // --qps QPS --burst 2×QPS (the defaults' ratio) and --analysis-threads THREADS (default 30), as a
-// platform team raises them for a fleet.
+// platform team raises them for a fleet. A count written N:1 stores the N Rollouts in one namespace and
+// verifies one of them.
 func loadSpecs(t *testing.T) []loadSpec {
 	spec := os.Getenv("E2E_RELIABILITY_LOAD")
 	if spec == "" {
@@ -63,9 +83,12 @@ func loadSpecs(t *testing.T) []loadSpec {
 func parseLoadSpec(f string) (loadSpec, error) {
 	l := loadSpec{ctrl: defaultController}
 	count, ctrl, hasCtrl := strings.Cut(f, "@")
+	if c, ok := strings.CutSuffix(count, ":1"); ok {
+		count, l.one = c, true
+	}
 	n, err := strconv.Atoi(count)
-	if err != nil || n < 0 || n%loadPerNamespace != 0 {
-		return l, fmt.Errorf("%q: want a Rollout count, a multiple of %d", f, loadPerNamespace)
+	if err != nil || n < 0 || (n%loadPerNamespace != 0 && !l.one) || (l.one && n == 0) {
+		return l, fmt.Errorf("%q: want a Rollout count, a multiple of %d, or N:1", f, loadPerNamespace)
 	}
 	l.n = n
 	if !hasCtrl {
@@ -106,6 +129,8 @@ type loadResult struct {
 	Provider   string `json:"provider"`
 	Rollouts   int    `json:"rollouts"`
 	Namespaces int    `json:"namespaces"`
+	// Verified is how many of the Rollouts a verification names, when not all (a load N:1)
+	Verified int `json:"verified,omitempty"`
 	// SetupSeconds is the time to store the Rollouts (the first provider's row only), their runs and the
 	// verifications and to see every verification measured once; WindowSeconds the time measured after.
 	SetupSeconds  int `json:"setupSeconds"`
@@ -213,17 +238,31 @@ func load(t *testing.T, r *rig, tl *Timeline, spec loadSpec) []loadResult {
 	}
 	image := freightImage(ro)
 	var targets []loadTarget
-	for i := 0; i < n/loadPerNamespace; i++ {
-		for j := 0; j < loadPerNamespace; j++ {
-			targets = append(targets, loadTarget{fmt.Sprintf("%s%03d", spec.prefix(), i), fmt.Sprintf("ro-%02d", j)})
+	perNamespace := n / spec.namespaces()
+	for i := 0; i < spec.namespaces(); i++ {
+		for j := 0; j < perNamespace; j++ {
+			name := fmt.Sprintf("ro-%02d", j)
+			if spec.one {
+				name = fmt.Sprintf("ro-%04d", j)
+			}
+			targets = append(targets, loadTarget{fmt.Sprintf("%s%03d", spec.prefix(), i), name})
 		}
 	}
-	err = parallel(n/loadPerNamespace, func(i int) error {
-		ns := targets[i*loadPerNamespace].ns
-		if _, err := r.newNamespace(ns); err != nil {
-			return err
+	if spec.one {
+		if _, err := r.newNamespace(targets[0].ns); err != nil {
+			t.Fatal(err)
 		}
-		for _, tg := range targets[i*loadPerNamespace : (i+1)*loadPerNamespace] {
+	}
+	// in chunks of ten Rollouts of one namespace
+	err = parallel(n/loadPerNamespace+min(n%loadPerNamespace, 1), func(i int) error {
+		chunk := targets[i*loadPerNamespace : min((i+1)*loadPerNamespace, n)]
+		ns := chunk[0].ns
+		if !spec.one {
+			if _, err := r.newNamespace(ns); err != nil {
+				return err
+			}
+		}
+		for _, tg := range chunk {
 			if err := r.applyFrame(ns, tg.name, tl.Frames[mid]); err != nil {
 				return err
 			}
@@ -234,6 +273,9 @@ func load(t *testing.T, r *rig, tl *Timeline, spec loadSpec) []loadResult {
 		t.Fatal(err)
 	}
 	stored := time.Since(begin)
+	if spec.one {
+		targets = targets[:1]
+	}
 	var out []loadResult
 	for i, p := range loadProviders(t) {
 		res := loadRow(t, r, spec, p, image, targets)
@@ -277,7 +319,10 @@ func parallel(n int, f func(int) error) error {
 // loadRow starts one provider's verification of every target and measures it.
 func loadRow(t *testing.T, r *rig, spec loadSpec, provider, image string, targets []loadTarget) loadResult {
 	n := spec.n
-	res := loadResult{Controller: spec.ctrl, Provider: provider, Rollouts: n, Namespaces: n / loadPerNamespace}
+	res := loadResult{Controller: spec.ctrl, Provider: provider, Rollouts: n, Namespaces: spec.namespaces()}
+	if len(targets) < n {
+		res.Verified = len(targets)
+	}
 	begin := time.Now()
 	var mu sync.Mutex
 	keys := map[string]bool{}
@@ -467,7 +512,7 @@ func loadRow(t *testing.T, r *rig, spec loadSpec, provider, image string, target
 		t.Errorf("%d lists without a label selector that are not an informer's", res.UnselectedList)
 	}
 	// the issue's bounds hold at 200 Rollouts; beyond, the figures show how it grows
-	if n <= 200 {
+	if n <= 200 && !spec.one {
 		if res.Errors > 0 || res.OverTimeout > 0 {
 			t.Errorf("%s: %d Error measurements, %d over apiTimeout", provider, res.Errors, res.OverTimeout)
 		}

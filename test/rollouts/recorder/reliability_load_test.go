@@ -9,10 +9,14 @@ func TestParseLoadSpec(t *testing.T) {
 		prefix string
 		err    bool
 	}{
-		{in: "200", want: loadSpec{200, defaultController}, prefix: "load200-"},
-		{in: "2000@400", want: loadSpec{2000, controllerSettings{QPS: 400, Burst: 800, Threads: 30}}, prefix: "load2000-q400-t30-"},
-		{in: "10000@2000/100", want: loadSpec{10000, controllerSettings{QPS: 2000, Burst: 4000, Threads: 100}}, prefix: "load10000-q2000-t100-"},
-		{in: "0", want: loadSpec{0, defaultController}, prefix: "load0-"},
+		{in: "200", want: loadSpec{n: 200, ctrl: defaultController}, prefix: "load200-"},
+		{in: "2000@400", want: loadSpec{n: 2000, ctrl: controllerSettings{QPS: 400, Burst: 800, Threads: 30}}, prefix: "load2000-q400-t30-"},
+		{in: "10000@2000/100", want: loadSpec{n: 10000, ctrl: controllerSettings{QPS: 2000, Burst: 4000, Threads: 100}}, prefix: "load10000-q2000-t100-"},
+		{in: "0", want: loadSpec{n: 0, ctrl: defaultController}, prefix: "load0-"},
+		{in: "500:1", want: loadSpec{n: 500, ctrl: defaultController, one: true}, prefix: "load500-one-"},
+		{in: "505:1@400", want: loadSpec{n: 505, ctrl: controllerSettings{QPS: 400, Burst: 800, Threads: 30}, one: true}, prefix: "load505-one-q400-t30-"},
+		{in: "0:1", err: true},
+		{in: "500:2", err: true},
 		{in: "205", err: true},
 		{in: "x", err: true},
 		{in: "200@", err: true},

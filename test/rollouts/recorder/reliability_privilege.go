@@ -252,9 +252,6 @@ func kubeconfigSecretReads(t *testing.T, r *rig, tl *Timeline) secretResult {
 				t.Fatal(err)
 			}
 			remoteSA = sa.Name
-		case "Secret":
-			// the ServiceAccount's token Secret: no token controller runs here, so the kubeconfig below
-			// carries a TokenRequest token of the same ServiceAccount instead
 		case "Role":
 			var role rbacv1.Role
 			if err := yaml.UnmarshalStrict(raw, &role); err != nil {
@@ -278,6 +275,8 @@ func kubeconfigSecretReads(t *testing.T, r *rig, tl *Timeline) secretResult {
 	if remoteSA == "" {
 		t.Fatal("the multi-cluster rbac.yaml holds no ServiceAccount")
 	}
+	// the bound, expiring token rbac.yaml says to mint (TokenRequest), in a kubeconfig of the https
+	// server with its certificate-authority-data: what the plugin accepts
 	dir := t.TempDir()
 	kc, err := r.kubeconfig(ns, remoteSA, r.pluginPx, dir)
 	if err != nil {

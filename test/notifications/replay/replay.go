@@ -1,9 +1,8 @@
-package notifications_test
+package replay
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/argoproj/notifications-engine/pkg/controller"
 	log "github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,17 +22,13 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
-	notificationcontroller "github.com/argoproj/argo-cd/v2/notification_controller/controller"
-	"github.com/argoproj/argo-cd/v2/pkg/apis/application/v1alpha1"
-	"github.com/argoproj/argo-cd/v2/util/notification/expression/shared"
-
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/test/notifications"
 )
 
-// The replay: Argo CD v2.14.21's own notifications controller (notification_controller/controller
+// The replay: the release's own notifications controller (notification_controller/controller
 // NewController, as cmd/argocd-notification runs it, on notifications-engine's controller, trigger, template
-// and service packages at the version Argo CD pins), on fake Kubernetes clients, fed one scenario's
+// and service packages at the version the release pins), on fake Kubernetes clients, fed one scenario's
 // recorded Application frame by frame: frame 0 is there when the controller starts, each later one
 // replaces the Application's spec and status (keeping the annotations the controller wrote: its notified
 // state) once the controller has processed the one before, and every annotation patch it makes comes back
@@ -51,19 +45,6 @@ var (
 	applications = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
 	appProjects  = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "appprojects"}
 )
-
-// argocdService stands in for util/notification/argocd's service, which backs the repo.* expressions
-// (none of which our trigger, our template or the catalog's on-health-degraded use). Argo CD v2.14 has no
-// appProject template variable.
-type argocdService struct{}
-
-func (s *argocdService) GetCommitMetadata(context.Context, string, string, string) (*shared.CommitMetadata, error) {
-	return nil, fmt.Errorf("no repo-server in the replay")
-}
-
-func (s *argocdService) GetAppDetails(context.Context, *v1alpha1.Application) (*shared.AppDetail, error) {
-	return nil, fmt.Errorf("no repo-server in the replay")
-}
 
 // hook counts the controller's ends of processing (notifications-engine pkg/controller processQueueItem
 // logs "Processing completed" or "Processing skipped: <reason>" at the end of each) and keeps its errors.
@@ -131,9 +112,9 @@ func subscriptions() map[string]any {
 	}
 }
 
-// replay runs the scenario's frames through the controller configured with cm's data (and the
+// replay runs the scenario's frames through rel's controller configured with cm's data (and the
 // mattermost service, whose token comes from the secret).
-func replay(t *testing.T, data map[string]string, sc *notifications.Scenario) notifications.Replay {
+func replay(t *testing.T, rel Release, data map[string]string, sc *notifications.Scenario) notifications.Replay {
 	t.Helper()
 	cap := &capture{}
 	srv := httptest.NewServer(cap)
@@ -185,8 +166,7 @@ func replay(t *testing.T, data map[string]string, sc *notifications.Scenario) no
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ctrl := notificationcontroller.NewController(kube, dyn, &argocdService{}, namespace, nil, "",
-		controller.NewMetricsRegistry("argocd"), secretName, cmName, false)
+	ctrl := rel.NewController(kube, dyn, namespace, secretName, cmName)
 	if err := ctrl.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
