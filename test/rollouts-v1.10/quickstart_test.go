@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -238,6 +239,46 @@ func TestKargoQuickStart(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("the verification reads vars.%s, which the Stage's vars lack", ref[1])
+		}
+	}
+
+	// The Stage's runs read the Rollout as the plugin's policy lets them: one of another namespace only with
+	// the admin's pair in the chart values (docs/security.md), else the verification ends in Error.
+	rolloutNS := ""
+	args, _, _ := unstructured.NestedSlice(stage.Object, "spec", "verification", "args")
+	for _, a := range args {
+		if m := a.(map[string]any); m["name"] == "rollout-namespace" {
+			rolloutNS, _ = m["value"].(string)
+		}
+	}
+	for _, v := range vars {
+		if m := v.(map[string]any); rolloutNS == "${{ vars."+fmt.Sprint(m["name"])+" }}" {
+			rolloutNS, _ = m["value"].(string)
+		}
+	}
+	if rolloutNS == "" {
+		t.Fatalf("the page's Stage names no rollout-namespace in its verification: %v", gotV)
+	}
+	if rolloutNS != stage.GetNamespace() {
+		var vals struct {
+			Controller struct {
+				MetricProviderPlugins []struct {
+					Name string   `json:"name"`
+					Args []string `json:"args"`
+				} `json:"metricProviderPlugins"`
+			} `json:"controller"`
+		}
+		if err := yaml.Unmarshal([]byte(values), &vals); err != nil {
+			t.Fatalf("%s: %v", generator.KargoValuesFile, err)
+		}
+		pair := "--" + generator.KargoAllowNamespacePairFlag + "=" + stage.GetNamespace() + "=" + rolloutNS
+		var got []string
+		for _, p := range vals.Controller.MetricProviderPlugins {
+			got = append(got, p.Args...)
+		}
+		if !slices.Contains(got, pair) {
+			t.Errorf("the Stage's runs in %s read the Rollout in %s, but the plugin's args in %s are %v, without %s: the verification would end in Error",
+				stage.GetNamespace(), rolloutNS, generator.KargoValuesFile, got, pair)
 		}
 	}
 
