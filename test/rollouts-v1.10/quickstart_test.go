@@ -245,8 +245,8 @@ func TestKargoQuickStart(t *testing.T) {
 	// The Stage's runs read the Rollout as the plugin's policy lets them: one of another namespace only with
 	// the admin's pair in the chart values (docs/security.md), else the verification ends in Error.
 	rolloutNS := ""
-	args, _, _ := unstructured.NestedSlice(stage.Object, "spec", "verification", "args")
-	for _, a := range args {
+	vargs, _, _ := unstructured.NestedSlice(stage.Object, "spec", "verification", "args")
+	for _, a := range vargs {
 		if m := a.(map[string]any); m["name"] == "rollout-namespace" {
 			rolloutNS, _ = m["value"].(string)
 		}
