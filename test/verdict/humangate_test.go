@@ -39,6 +39,7 @@ type humanGateReport struct {
 		AtGate     gateState `json:"atGate"`
 		After      gateState `json:"afterResume"`
 		Violations []string  `json:"violations,omitempty"`
+		Kargo      string    `json:"kargo"`
 	} `json:"scenarios"`
 }
 
@@ -64,8 +65,18 @@ func TestHumanGateDoc(t *testing.T) {
 		if err := yaml.UnmarshalStrict(raw, &rep); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		fmt.Fprintf(&b, "\nArgo CD %s and Argo Rollouts %s, live (`test/testdata/live/%s`): each cell is *at the gate* → *after the person resumed the Rollout* (Argo CD's resume action).\n\n",
-			rep.ArgoCD, rep.Rollouts, filepath.Base(p))
+		decided := "the model of `test/kargo/stage`"
+		if len(rep.Scenarios) > 0 && strings.HasPrefix(rep.Scenarios[0].Kargo, "kargo ") {
+			decided = "Kargo " + strings.TrimPrefix(rep.Scenarios[0].Kargo, "kargo ") + "'s own controller (`test/kargo-v1.11`)"
+		}
+		for _, s := range rep.Scenarios {
+			if s.Kargo != rep.Scenarios[0].Kargo {
+				t.Errorf("%s: %s, %s decided by %q, the others by %q", p, s.Scenario, s.Install, s.Kargo, rep.Scenarios[0].Kargo)
+			}
+		}
+		fmt.Fprintf(&b, "\nArgo CD %s and Argo Rollouts %s, live (`test/testdata/live/%s`), the Promotion, Stage and verification as %s wrote them: "+
+			"each cell is *at the gate* → *after the person resumed the Rollout* (Argo CD's resume action).\n\n",
+			rep.ArgoCD, rep.Rollouts, filepath.Base(p), decided)
 		b.WriteString("| scenario | Rollout health script | Application health | sync operation (barrier) | Promotion (argocd-update) | Stage | verification (our plugin) | Freight verified |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|\n")
 		var messages []string
@@ -108,7 +119,7 @@ func TestHumanGateDoc(t *testing.T) {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "\nThe Kargo driver's rules (`test/rollouts/recorder/live_kargo.go`) flagged %d check(s), each the trade-off of the option "+
+		fmt.Fprintf(&b, "\nThe live suite's rules against the analysis verdict (`test/rollouts/recorder/live_kargo.go`) flagged %d check(s), each the trade-off of the option "+
 			"(its Promotion succeeds before the release is fully promoted): %s.\n", len(flagged), strings.Join(flagged, "; "))
 	}
 	docblock.Check(t, hooksDoc, "test/verdict TestHumanGateDoc", []byte(b.String()+"\n"))

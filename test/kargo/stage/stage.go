@@ -78,12 +78,13 @@ type Application struct {
 	Conditions      []Condition
 	// Operation: the Application's operation field is set (a sync not yet taken up by the controller).
 	Operation bool
-	// status.operationState: phase, message, finishedAt, the revision its sync asked for, the
-	// operation's info (Kargo finds its own operation by it) and the revision its syncResult synced.
+	// status.operationState: phase, message, finishedAt, the operation's info (Kargo finds its own
+	// operation by it) and the revision its syncResult synced. Not the revision the operation asked for:
+	// Kargo's operation names none (syncApplication sets an empty sync.revisions and the source's
+	// targetRevision), and mustPerformUpdate judges the sync by the syncResult's revisions alone.
 	OperationPhase      string
 	OperationMessage    string
 	OperationFinishedAt time.Time
-	OperationRevision   string
 	OperationInfo       map[string]string
 	SyncResultRevision  string
 }
@@ -152,7 +153,7 @@ const PromotionInfoKey = "kargo.akuity.io/promotion"
 //     ("Argo CD Application %q in namespace %q failed with: <message>").
 func ArgoCDUpdate(app Application, promotion, desired string, elapsed time.Duration) (string, string) {
 	running := app.Operation || app.OperationPhase == "" || app.OperationPhase == "Running" || app.OperationPhase == "Terminating" ||
-		app.OperationInfo[PromotionInfoKey] != promotion || app.OperationRevision != desired || app.SyncResultRevision != desired
+		app.OperationInfo[PromotionInfoKey] != promotion || app.SyncResultRevision != desired
 	if running {
 		if elapsed > DefaultTimeout {
 			return PromotionErrored, fmt.Sprintf("step %q timed out after %s", "argocd-update", DefaultTimeout)

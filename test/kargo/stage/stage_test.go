@@ -49,7 +49,7 @@ var t0 = time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC)
 func synced(health, phase string) Application {
 	return Application{Namespace: "argocd", Name: "app", Health: health, SyncRevision: "b", ReconciledAt: t0.Add(time.Second),
 		OperationPhase: phase, OperationMessage: "one or more synchronization tasks completed unsuccessfully",
-		OperationFinishedAt: t0, OperationRevision: "b", SyncResultRevision: "b", OperationInfo: map[string]string{PromotionInfoKey: "p"}}
+		OperationFinishedAt: t0, SyncResultRevision: "b", OperationInfo: map[string]string{PromotionInfoKey: "p"}}
 }
 
 func TestAppHealth(t *testing.T) {

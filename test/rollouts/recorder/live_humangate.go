@@ -114,6 +114,9 @@ type GateResult struct {
 	GateMeasurements []string `json:"-"`
 	// Violations are the Kargo driver's rules broken (tick numbers dropped).
 	Violations []string `json:"violations,omitempty"`
+	// Kargo is who decided the Promotion, the Stage's health and the verification: Kargo's own
+	// controller ("kargo v1.11.2") or the model (package stage).
+	Kargo string `json:"kargo"`
 }
 
 // HumanGateReport is test/testdata/live/human-gate-<version>.yaml.
@@ -144,6 +147,10 @@ func RunLiveHumanGate(t *testing.T, env *Env, update bool) {
 		t.Fatal(err)
 	}
 	defer a.Close()
+	kargo := startKargoIfAsked(t, env)
+	if kargo != nil {
+		defer kargo.Close()
+	}
 	report := HumanGateReport{ArgoCD: "v3.6.1", Rollouts: RolloutsVersion()}
 	for i, install := range []string{InstallOurs, InstallHumanGate, InstallBuiltin} {
 		values, cm, err := installFiles(a.dir, bins, install)
@@ -165,7 +172,7 @@ func RunLiveHumanGate(t *testing.T, env *Env, update bool) {
 		for _, hg := range HumanGateScenarios {
 			t.Run(install+"/"+hg.Name, func(t *testing.T) {
 				t.Chdir(t.TempDir()) // DownloadPlugins writes plugin-bin/ below the working directory
-				res, gate, err := recordHumanGate(env, a, hg, bins, config, cm)
+				res, gate, err := recordHumanGate(env, a, kargo, hg, bins, config, cm)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -231,9 +238,9 @@ func installFiles(dir string, bins pluginBinaries, install string) (values, cm s
 // gateWait, noted;
 // then the person resumes the Rollout through Argo CD's resume action, the scenario settles, and the end is
 // noted. It returns the normalised Rollout at the gate as well.
-func recordHumanGate(env *Env, a *ArgoCD, hg HumanGateScenario, bins pluginBinaries, config map[string]string, cm string) (*GateResult, map[string]any, error) {
+func recordHumanGate(env *Env, a *ArgoCD, kargo *Kargo, hg HumanGateScenario, bins pluginBinaries, config map[string]string, cm string) (*GateResult, map[string]any, error) {
 	d := &GitDelivery{Argo: a, CLI: bins.cli}
-	k := &kargoDriver{d: d, bins: bins}
+	k := &kargoDriver{d: d, bins: bins, program: kargo}
 	d.kargo = k
 	sc := hg.Scenario
 	sc.Options.Delivery = d
@@ -261,9 +268,9 @@ func recordHumanGate(env *Env, a *ArgoCD, hg HumanGateScenario, bins pluginBinar
 			}
 		}
 		res.GateSeconds = int(time.Since(held).Seconds())
-		if k.freight.Started {
-			ar, err := s.w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(s.w.ns).Get(context.Background(), k.run, metav1.GetOptions{})
-			s.must(err)
+		if ar, err := k.verificationRun(s.w); err != nil {
+			s.fail("%v", err)
+		} else if ar != nil {
 			for _, mr := range ar.Status.MetricResults {
 				for _, m := range mr.Measurements {
 					res.GateMeasurements = append(res.GateMeasurements, string(m.Phase))
@@ -286,6 +293,10 @@ func recordHumanGate(env *Env, a *ArgoCD, hg HumanGateScenario, bins pluginBinar
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", hg.Name, err)
 	}
+	res.Kargo = "model"
+	if k.real != nil {
+		res.Kargo = "kargo " + KargoVersion
+	}
 	tick := regexp.MustCompile(`^tick \d+: `)
 	for _, v := range k.violations {
 		res.Violations = append(res.Violations, tick.ReplaceAllString(v, ""))
@@ -303,7 +314,17 @@ func snapshot(w *World, k *kargoDriver, bins pluginBinaries, cm string) (GateSta
 	str := func(path ...string) string { s, _, _ := unstructured.NestedString(app.Object, path...); return s }
 	g.Health = str("status", "health", "status")
 	g.Operation = str("status", "operationState", "phase") + ": " + str("status", "operationState", "message")
-	if rev := str("status", "operationState", "operation", "sync", "revision"); rev != k.release.desired {
+	// the release's operation: Kargo's names the Promotion in its info and no revision (argocd_updater.go
+	// syncApplication), the model's names the revision
+	rev := str("status", "operationState", "operation", "sync", "revision")
+	mine := rev == k.release.desired
+	info, _, _ := unstructured.NestedSlice(app.Object, "status", "operationState", "operation", "info")
+	for _, i := range info {
+		if m, ok := i.(map[string]any); ok && m["name"] == stage.PromotionInfoKey && m["value"] == k.release.name {
+			mine = true
+		}
+	}
+	if !mine {
 		g.Operation = "another operation's (revision " + rev + ")"
 	}
 	g.Barrier = "not created"
@@ -317,13 +338,16 @@ func snapshot(w *World, k *kargoDriver, bins pluginBinaries, cm string) (GateSta
 	if g.Message, err = healthMessage(bins, w.Rollout(), cm); err != nil {
 		return g, err
 	}
-	g.Promotion, g.Stage, g.Verified = k.release.phase, k.finalStage(), k.freight.Verified
+	g.Promotion, g.Stage, g.Verified = k.release.phase, k.finalStage(), k.verified()
 	g.Verification = notStarted
-	if k.freight.Started {
+	ar, err := k.verificationRun(w)
+	if err != nil {
+		return g, err
+	}
+	if ar != nil {
 		g.Verification = k.freight.Phase
-		ar, err := w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(w.ns).Get(context.Background(), k.run, metav1.GetOptions{})
-		if err != nil {
-			return g, err
+		if k.real != nil {
+			g.Verification = k.state.Verification
 		}
 		if mrs := ar.Status.MetricResults; len(mrs) > 0 && len(mrs[0].Measurements) > 0 {
 			g.VerificationMessage = mrs[0].Measurements[len(mrs[0].Measurements)-1].Message

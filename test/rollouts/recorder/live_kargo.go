@@ -147,7 +147,14 @@ func (k *kargoDriver) promoteRollback(w *World, sha, image string) error {
 func (k *kargoDriver) abortRelease() error {
 	if k.real != nil && k.release != nil {
 		k.modelPhase = "Aborted"
-		return k.real.abort(k.release.name)
+		if err := k.real.abort(k.release.name); err != nil {
+			return err
+		}
+		// the release's Promotion is no longer observed once the rollback's is current: its phase is
+		// the one Kargo writes for the abort
+		phase, err := k.real.settlePromotion(k.release.name)
+		k.release.phase = phase
+		return err
 	}
 	if k.release != nil && k.release.phase == stage.PromotionRunning {
 		k.release.phase, k.release.message = "Aborted", "aborted by the user (kargo.akuity.io/abort)"
@@ -197,7 +204,6 @@ func (k *kargoDriver) application() (stage.Application, error) {
 		Health: str("status", "health", "status"), SyncRevision: str("status", "sync", "revision"),
 		ReconciledAt: at("status", "reconciledAt"), OperationPhase: str("status", "operationState", "phase"),
 		OperationMessage: str("status", "operationState", "message"), OperationFinishedAt: at("status", "operationState", "finishedAt"),
-		OperationRevision:  str("status", "operationState", "operation", "sync", "revision"),
 		SyncResultRevision: str("status", "operationState", "syncResult", "revision"),
 		OperationInfo:      map[string]string{}}
 	_, app.Operation = u.Object["operation"]
@@ -447,4 +453,19 @@ func modelDiffs(frames []KargoFrame) []string {
 		}
 	}
 	return out
+}
+
+// verificationRun is the current Freight's verification AnalysisRun (Kargo's, in the Project namespace, or
+// the model's, in the Rollout's), or nil before the verification started.
+func (k *kargoDriver) verificationRun(w *World) (*v1alpha1.AnalysisRun, error) {
+	ns, name := w.ns, k.run
+	if k.real != nil {
+		ns, name = k.real.ns, k.state.AnalysisRun
+	} else if !k.freight.Started {
+		name = ""
+	}
+	if name == "" {
+		return nil, nil
+	}
+	return w.c.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).Get(context.Background(), name, metav1.GetOptions{})
 }

@@ -176,6 +176,28 @@ func (ks *kargoStage) abort(promotion string) error {
 	return err
 }
 
+// settlePromotion asks Kargo to reconcile the Promotion until its phase is terminal (an abort is handled
+// when the Promotion reconciler next runs it) and returns the phase.
+func (ks *kargoStage) settlePromotion(name string) (string, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if err := ks.refresh(kargoPromotions, name); err != nil {
+			return "", err
+		}
+		p, err := ks.dyn.Resource(kargoPromotions).Namespace(ks.ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+		if kargoTerminal(phase) {
+			return phase, nil
+		}
+		if time.Now().After(deadline) {
+			return phase, fmt.Errorf("Kargo's Promotion %s/%s still %s 60 s after its abort", ks.ns, name, phase)
+		}
+	}
+}
+
 // refresh asks Kargo's controller to reconcile obj (api/v1alpha1 AnnotationKeyRefresh) and waits until
 // its status records the token as handled: the sync point after every tick, so that every state of the
 // Application and the analysis is assessed by Kargo before the next tick.

@@ -354,13 +354,6 @@ func RunLive(t *testing.T, env *Env, update bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Kargo's own controller (E2E_LIVE_KARGO=1) needs Kargo's chart (its CRDs) and nested modules:
-	// without them the live suite skips, with one line in the skip log (make check-no-skips fails on it)
-	withKargo := os.Getenv("E2E_LIVE_KARGO") == "1"
-	if withKargo {
-		upstream.Vendored(t, KargoChartCRDs)
-		upstream.Vendored(t, "kargo/"+KargoVersion+"/api/go.mod")
-	}
 	bins := preparePlugin(t)
 	defer goplugin.CleanupClients()
 	t.Setenv("KUBECONFIG", env.Cluster.Kubeconfig)
@@ -370,11 +363,8 @@ func RunLive(t *testing.T, env *Env, update bool) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	var kargo *Kargo
-	if withKargo {
-		if kargo, err = StartKargo(env); err != nil {
-			t.Fatal(err)
-		}
+	kargo := startKargoIfAsked(t, env)
+	if kargo != nil {
 		defer kargo.Close()
 	}
 	// generate --format notifications sets controller.resource.health.persist, which Argo CD v3 needs for
@@ -552,6 +542,23 @@ func writeOrCompare(t *testing.T, path string, report LiveReport, update bool) {
 	if !bytes.Equal(a, b) {
 		t.Errorf("%s differs from this run; regenerate with make e2e-live UPDATE=1 and review the diff\ncommitted:\n%s\nnow:\n%s", path, a, b)
 	}
+}
+
+// startKargoIfAsked starts Kargo's own controller and webhooks (StartKargo) unless E2E_LIVE_KARGO=0
+// asks for the model alone. Kargo needs its chart (the CRDs) and nested modules vendored: without them
+// the live suite skips, with one line in the skip log (make check-no-skips fails on it).
+func startKargoIfAsked(t *testing.T, env *Env) *Kargo {
+	t.Helper()
+	if os.Getenv("E2E_LIVE_KARGO") == "0" {
+		return nil
+	}
+	upstream.Vendored(t, KargoChartCRDs)
+	upstream.Vendored(t, "kargo/"+KargoVersion+"/api/go.mod")
+	k, err := StartKargo(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 // StartKargo installs Kargo's CRDs and starts its webhooks server and controller on the Env's cluster.
