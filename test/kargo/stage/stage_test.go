@@ -137,17 +137,21 @@ func TestFreight(t *testing.T) {
 		wantStart int // reconcile that starts it, -1 none
 		phase     string
 		verified  bool
+		// healthOnly: a Stage without spec.verification (no run is ever started)
+		healthOnly bool
 	}{
-		{"never healthy", []step{{Progressing, ""}, {Unknown, ""}, {Unhealthy, ""}}, -1, "", false},
-		{"passes", []step{{Unknown, ""}, {Healthy, ""}, {Healthy, "Running"}, {Healthy, "Successful"}}, 1, "Successful", true},
+		{"never healthy", []step{{Progressing, ""}, {Unknown, ""}, {Unhealthy, ""}}, -1, "", false, false},
+		{"passes", []step{{Unknown, ""}, {Healthy, ""}, {Healthy, "Running"}, {Healthy, "Successful"}}, 1, "Successful", true, false},
 		{"passes while the Stage is unhealthy, verified once Healthy again",
-			[]step{{Healthy, ""}, {Unhealthy, "Successful"}, {Healthy, "Successful"}}, 0, "Successful", true},
-		{"passes, then never Healthy", []step{{Healthy, ""}, {Unhealthy, "Successful"}}, 0, "Successful", false},
-		{"fails and stays failed", []step{{Healthy, ""}, {Healthy, "Failed"}, {Healthy, "Successful"}}, 0, "Failed", false},
-		{"verified is never revoked", []step{{Healthy, ""}, {Healthy, "Successful"}, {Unhealthy, "Successful"}}, 0, "Successful", true},
+			[]step{{Healthy, ""}, {Unhealthy, "Successful"}, {Healthy, "Successful"}}, 0, "Successful", true, false},
+		{"passes, then never Healthy", []step{{Healthy, ""}, {Unhealthy, "Successful"}}, 0, "Successful", false, false},
+		{"fails and stays failed", []step{{Healthy, ""}, {Healthy, "Failed"}, {Healthy, "Successful"}}, 0, "Failed", false, false},
+		{"verified is never revoked", []step{{Healthy, ""}, {Healthy, "Successful"}, {Unhealthy, "Successful"}}, 0, "Successful", true, false},
+		{"health only: verified at the first Healthy assessment", []step{{Unknown, ""}, {Healthy, ""}}, -1, "Successful", true, true},
+		{"health only: never Healthy, never verified", []step{{Progressing, ""}, {Unhealthy, ""}}, -1, "", false, true},
 	}
 	for _, c := range cases {
-		var f Freight
+		f := Freight{HealthOnly: c.healthOnly}
 		started := -1
 		for i, s := range c.steps {
 			if f.Reconcile(s.h, s.phase) {

@@ -162,7 +162,7 @@ func (g *GitDelivery) Deploy(w *World, objs []runtime.Object) error {
 	}
 	meta := map[string]any{"name": g.app, "namespace": ArgoCDNamespace}
 	if k := g.kargo; k != nil && k.program != nil {
-		if k.real, err = setupKargo(w, g, k.bins); err != nil {
+		if k.real, err = setupKargo(w, g, k.bins, k.healthOnly); err != nil {
 			return err
 		}
 		// argocd-update updates only an Application that names the Stage (argocd_updater.go authorizeFn)

@@ -48,6 +48,9 @@ type kargoDriver struct {
 	// retried are the runs (as groundTruth names them) failed when the user retried the update
 	retried map[string]bool
 
+	// healthOnly: the Stage has no spec.verification (Kargo without analysis-health: the Freight is
+	// verified on the Stage's health alone)
+	healthOnly bool
 	// program is Kargo's own control plane (nil: the model alone); real the scenario's Project and Stage
 	// on it, state what Kargo last wrote, frames every tick's Kargo and model.
 	program *Kargo
@@ -126,7 +129,7 @@ func (k *kargoDriver) promoteRelease(w *World, sha, image string) error {
 		return err
 	}
 	k.release, k.current = p, p
-	k.modelPhase, k.modelFreight, k.state = stage.PromotionRunning, stage.Freight{}, KargoState{}
+	k.modelPhase, k.modelFreight, k.state = stage.PromotionRunning, stage.Freight{HealthOnly: k.healthOnly}, KargoState{}
 	return nil
 }
 
@@ -138,7 +141,7 @@ func (k *kargoDriver) promoteRollback(w *World, sha, image string) error {
 	}
 	k.rollback = p
 	k.rolledBack(w)
-	k.modelPhase, k.modelFreight, k.state = stage.PromotionRunning, stage.Freight{}, KargoState{}
+	k.modelPhase, k.modelFreight, k.state = stage.PromotionRunning, stage.Freight{HealthOnly: k.healthOnly}, KargoState{}
 	return nil
 }
 
@@ -178,7 +181,7 @@ func (k *kargoDriver) rolledBack(w *World) {
 		verified = k.state.Verified
 	}
 	k.releaseVerification, k.releaseVerified = k.verification, verified
-	k.freight, k.run, k.verification = stage.Freight{}, "", nil
+	k.freight, k.run, k.verification = stage.Freight{HealthOnly: k.healthOnly}, "", nil
 	k.revision = k.stable
 }
 

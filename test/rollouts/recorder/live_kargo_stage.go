@@ -70,7 +70,7 @@ func kargoObj(kind string, meta map[string]any, rest map[string]any) *unstructur
 // setupKargo creates the scenario's Project (in the Rollout's namespace, labelled as a Project
 // namespace first, as Kargo's Project webhook requires of an existing namespace), the Warehouse, our
 // generated AnalysisTemplate and the Stage with our generated verification.
-func setupKargo(w *World, d *GitDelivery, bins pluginBinaries) (*kargoStage, error) {
+func setupKargo(w *World, d *GitDelivery, bins pluginBinaries, healthOnly bool) (*kargoStage, error) {
 	ctx := context.Background()
 	ks := &kargoStage{dyn: w.c.Dynamic, ns: kargoProjectOf(w), app: d.app}
 	patch := `{"metadata":{"labels":{"kargo.akuity.io/project":"true"}}}`
@@ -119,12 +119,16 @@ func setupKargo(w *World, d *GitDelivery, bins pluginBinaries) (*kargoStage, err
 		"sources": []any{map[string]any{"repoURL": "file://" + d.repo, "updateTargetRevision": true,
 			"desiredRevision": fmt.Sprintf(`${{ commitFrom(%q).ID }}`, kargoGitURL(ks.ns))}},
 	}}}}
-	st := kargoObj("Stage", map[string]any{"name": kargoStageName, "namespace": ks.ns}, map[string]any{"spec": map[string]any{
+	spec := map[string]any{
 		"requestedFreight": []any{map[string]any{"origin": map[string]any{"kind": "Warehouse", "name": kargoStageName},
 			"sources": map[string]any{"direct": true}}},
 		"promotionTemplate": map[string]any{"spec": map[string]any{"steps": []any{step}}},
 		"verification":      verification,
-	}})
+	}
+	if healthOnly {
+		delete(spec, "verification")
+	}
+	st := kargoObj("Stage", map[string]any{"name": kargoStageName, "namespace": ks.ns}, map[string]any{"spec": spec})
 	if _, err := ks.dyn.Resource(kargoStages).Namespace(ks.ns).Create(ctx, st, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("Kargo Stage: %w", err)
 	}

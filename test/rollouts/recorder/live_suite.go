@@ -238,9 +238,13 @@ func StartLive(env *Env, ours bool) (*ArgoCD, error) {
 // by the Kargo driver and verified with our plugin (config: argo-rollouts-config loading it), and returns
 // what Argo CD and Kargo showed. Record's own checks (the outcome, the analysis verdict, no refused write)
 // apply.
-func RecordLive(env *Env, a *ArgoCD, kargo *Kargo, sc Scenario, bins pluginBinaries, config map[string]string) (*LiveResult, error) {
+//
+// verify: the Stage's spec.verification is our generated one (analysis-health installed); without, the
+// Stage has none and Kargo verifies the Freight on the Stage's health alone (Kargo without analysis-health).
+func RecordLive(env *Env, a *ArgoCD, kargo *Kargo, sc Scenario, bins pluginBinaries, config map[string]string, verify bool) (*LiveResult, error) {
 	d := &GitDelivery{Argo: a, CLI: bins.cli}
-	k := &kargoDriver{d: d, bins: bins, program: kargo}
+	k := &kargoDriver{d: d, bins: bins, program: kargo, healthOnly: !verify}
+	k.freight.HealthOnly = k.healthOnly
 	d.kargo = k
 	sc.Options.Delivery = d
 	sc.Options.RolloutsConfig = config
@@ -393,7 +397,7 @@ func RunLive(t *testing.T, env *Env, update bool) {
 		}
 		t.Run(want.Name, func(t *testing.T) {
 			t.Chdir(t.TempDir()) // DownloadPlugins writes plugin-bin/ below the working directory
-			res, err := RecordLive(env, a, kargo, sc, bins, config)
+			res, err := RecordLive(env, a, kargo, sc, bins, config, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -432,7 +436,9 @@ func RunLive(t *testing.T, env *Env, update bool) {
 			}
 		})
 	}
-	// the same with Argo CD's built-in health checks only (argocd-cm as the chart renders it by default)
+	// the same without analysis-health: Argo CD's built-in health checks only (argocd-cm as the chart
+	// renders it by default), and a Stage without spec.verification, so that Kargo verifies the Freight on
+	// the Stage's health alone, as it does when nothing reports the analysis to it
 	a.Stop()
 	if err := a.Install(); err != nil {
 		t.Fatal(err)
@@ -448,7 +454,7 @@ func RunLive(t *testing.T, env *Env, update bool) {
 		sc, _ := scenarioNamed(want.Name)
 		t.Run("built-in/"+want.Name, func(t *testing.T) {
 			t.Chdir(t.TempDir())
-			res, err := RecordLive(env, a, kargo, sc, bins, config)
+			res, err := RecordLive(env, a, kargo, sc, bins, config, false)
 			if err != nil {
 				t.Fatal(err)
 			}
