@@ -186,7 +186,7 @@ func TestLiveDoc(t *testing.T) {
 	fmt.Fprintf(&b, "\nWithout analysis-health, the Application's health differs from ours in %d of the %d scenarios, and the suite's rules against the analysis verdict flagged %d check(s). "+
 		"Behind the barrier, Kargo's Promotion gate hides most of what the built-ins get wrong (the replay above shows it frame by frame); what it does not hide is a Rollout the built-ins call Healthy while an analysis still runs. "+
 		"The Promotion may succeed while a background run released by the promotion still measures (analysisruns EndedWithoutVerdict: the rollout controller no longer waits on it, and terminates it at its next reconcile); "+
-		"such a run may still fail, which the Freight's verification shows, so the driver holds the Promotion to the release and the Freight to the analysis.\n", differ, len(rep.Declared), rep.BuiltinBroken)
+		"such a run may still fail, which the Freight's verification shows, so the suite holds the Promotion to the release and the Freight to the analysis.\n", differ, len(rep.Declared), rep.BuiltinBroken)
 	if len(notes) > 0 {
 		b.WriteString("\nWhere live and replay differ, and why:\n\n" + strings.Join(notes, "\n") + "\n")
 	}
