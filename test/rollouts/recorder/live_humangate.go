@@ -317,14 +317,11 @@ func snapshot(w *World, k *kargoDriver, bins pluginBinaries, cm string) (GateSta
 	// the release's operation: Kargo's names the Promotion in its info and no revision (argocd_updater.go
 	// syncApplication), the model's names the revision
 	rev := str("status", "operationState", "operation", "sync", "revision")
-	mine := rev == k.release.desired
-	info, _, _ := unstructured.NestedSlice(app.Object, "status", "operationState", "operation", "info")
-	for _, i := range info {
-		if m, ok := i.(map[string]any); ok && m["name"] == stage.PromotionInfoKey && m["value"] == k.release.name {
-			mine = true
-		}
+	seen, err := k.application()
+	if err != nil {
+		return g, err
 	}
-	if !mine {
+	if rev != k.release.desired && seen.OperationInfo[stage.PromotionInfoKey] != k.release.name {
 		g.Operation = "another operation's (revision " + rev + ")"
 	}
 	g.Barrier = "not created"
