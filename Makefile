@@ -213,7 +213,7 @@ endef
 define e2e_reliability
 cd test/rollouts-v1.8 && $(E2E_ENV) $(GO) test -count=1 -timeout 30m -run '^TestReliability$$' .
 endef
-# On Kargo's controller TestLive took 808 s and TestLiveHumanGate 321 s warm on two idle cores: the
+# On Kargo's controller TestLive and TestLiveHumanGate took 855 s together warm on two idle cores: the
 # timeout leaves room for a slower machine.
 define e2e_live_run
 $(call rollouts_test,v1.10,-timeout 50m -run '^(TestLive|TestLiveHumanGate)$$')
