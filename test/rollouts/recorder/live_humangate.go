@@ -293,10 +293,7 @@ func recordHumanGate(env *Env, a *ArgoCD, kargo *Kargo, hg HumanGateScenario, bi
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", hg.Name, err)
 	}
-	res.Kargo = "model"
-	if k.real != nil {
-		res.Kargo = "kargo " + KargoVersion
-	}
+	res.Kargo = k.decidedBy()
 	tick := regexp.MustCompile(`^tick \d+: `)
 	for _, v := range k.violations {
 		res.Violations = append(res.Violations, tick.ReplaceAllString(v, ""))
@@ -317,11 +314,7 @@ func snapshot(w *World, k *kargoDriver, bins pluginBinaries, cm string) (GateSta
 	// the release's operation: Kargo's names the Promotion in its info and no revision (argocd_updater.go
 	// syncApplication), the model's names the revision
 	rev := str("status", "operationState", "operation", "sync", "revision")
-	seen, err := k.application()
-	if err != nil {
-		return g, err
-	}
-	if rev != k.release.desired && seen.OperationInfo[stage.PromotionInfoKey] != k.release.name {
+	if rev != k.release.desired && k.applicationOf(app).OperationInfo[stage.PromotionInfoKey] != k.release.name {
 		g.Operation = "another operation's (revision " + rev + ")"
 	}
 	g.Barrier = "not created"

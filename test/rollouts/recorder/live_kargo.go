@@ -129,7 +129,7 @@ func (k *kargoDriver) promoteRelease(w *World, sha, image string) error {
 		return err
 	}
 	k.release, k.current = p, p
-	k.modelPhase, k.modelFreight, k.state = stage.PromotionRunning, stage.Freight{HealthOnly: k.healthOnly}, KargoState{}
+	k.modelPhase, k.modelFreight, k.state = stage.PromotionRunning, k.newFreight(), KargoState{}
 	return nil
 }
 
@@ -141,7 +141,7 @@ func (k *kargoDriver) promoteRollback(w *World, sha, image string) error {
 	}
 	k.rollback = p
 	k.rolledBack(w)
-	k.modelPhase, k.modelFreight, k.state = stage.PromotionRunning, stage.Freight{HealthOnly: k.healthOnly}, KargoState{}
+	k.modelPhase, k.modelFreight, k.state = stage.PromotionRunning, k.newFreight(), KargoState{}
 	return nil
 }
 
@@ -181,7 +181,7 @@ func (k *kargoDriver) rolledBack(w *World) {
 		verified = k.state.Verified
 	}
 	k.releaseVerification, k.releaseVerified = k.verification, verified
-	k.freight, k.run, k.verification = stage.Freight{HealthOnly: k.healthOnly}, "", nil
+	k.freight, k.run, k.verification = k.newFreight(), "", nil
 	k.revision = k.stable
 }
 
@@ -198,6 +198,11 @@ func (k *kargoDriver) application() (stage.Application, error) {
 	if err != nil {
 		return stage.Application{}, err
 	}
+	return k.applicationOf(u), nil
+}
+
+// applicationOf is what Kargo reads of the Application u.
+func (k *kargoDriver) applicationOf(u *unstructured.Unstructured) stage.Application {
 	str := func(path ...string) string { s, _, _ := unstructured.NestedString(u.Object, path...); return s }
 	at := func(path ...string) time.Time {
 		t, _ := time.Parse(time.RFC3339, str(path...))
@@ -226,7 +231,7 @@ func (k *kargoDriver) application() (stage.Application, error) {
 			app.OperationInfo[n] = v
 		}
 	}
-	return app, nil
+	return app
 }
 
 // observe is one Stage reconcile after a tick (Argo CD has refreshed the Application): the Promotion's
@@ -456,6 +461,18 @@ func modelDiffs(frames []KargoFrame) []string {
 		}
 	}
 	return out
+}
+
+// newFreight is a Freight's verification in the Stage, as the driver's Stage verifies (healthOnly).
+func (k *kargoDriver) newFreight() stage.Freight { return stage.Freight{HealthOnly: k.healthOnly} }
+
+// decidedBy names who decided the Promotion, the Stage's health and the verification: Kargo's own
+// controller or the model.
+func (k *kargoDriver) decidedBy() string {
+	if k.real != nil {
+		return "kargo " + KargoVersion
+	}
+	return "model"
 }
 
 // verificationRun is the current Freight's verification AnalysisRun (Kargo's, in the Project namespace, or

@@ -244,7 +244,7 @@ func StartLive(env *Env, ours bool) (*ArgoCD, error) {
 func RecordLive(env *Env, a *ArgoCD, kargo *Kargo, sc Scenario, bins pluginBinaries, config map[string]string, verify bool) (*LiveResult, error) {
 	d := &GitDelivery{Argo: a, CLI: bins.cli}
 	k := &kargoDriver{d: d, bins: bins, program: kargo, healthOnly: !verify}
-	k.freight.HealthOnly = k.healthOnly
+	k.freight = k.newFreight()
 	d.kargo = k
 	sc.Options.Delivery = d
 	sc.Options.RolloutsConfig = config
@@ -286,9 +286,9 @@ func RecordLive(env *Env, a *ArgoCD, kargo *Kargo, sc Scenario, bins pluginBinar
 	res := &LiveResult{Scenario: sc.Name, Health: d.RecordedHealth(), Operation: "Running",
 		Promotion: k.release.phase, PromotionMessage: k.release.message, PromotionSeconds: int(k.release.worldDuration.Seconds()),
 		Stage: k.stageHealth, StageMessage: k.stageMessage, Verification: started(k.verification), Verified: k.verified(),
-		Violations: k.violations, Frames: d.AppFrames(), Kargo: "model"}
+		Violations: k.violations, Frames: d.AppFrames(), Kargo: k.decidedBy()}
 	if k.real != nil {
-		res.Kargo, res.KargoFrames, res.ModelDiffs = "kargo "+KargoVersion, k.frames, modelDiffs(k.frames)
+		res.KargoFrames, res.ModelDiffs = k.frames, modelDiffs(k.frames)
 	}
 	if k.rollback != nil {
 		// the release's Freight was replaced: its verification and verified are the ones kept at the
