@@ -32,6 +32,15 @@ type SpecDelivery interface {
 	Update(w *World, mutate func(*v1alpha1.Rollout), event string) error
 }
 
+// StageDelivery is a Delivery that also delivers what comes before a release in a Stage's history (the
+// live suite's no-analysis cases): the Stage's first Freight as the release itself (DeployRelease, no
+// revision before it), and an earlier Freight, unrecorded (Deliver, a change of the Rollout as last
+// delivered).
+type StageDelivery interface {
+	DeployRelease(w *World, objs []runtime.Object, event string) error
+	Deliver(w *World, mutate func(*v1alpha1.Rollout), event string) error
+}
+
 // Create stores objects as a user or Argo CD would apply them.
 func (w *World) Create(objs ...runtime.Object) error {
 	ctx := context.Background()

@@ -143,27 +143,35 @@ func (g *GitDelivery) commit(objs []runtime.Object, message string) (string, err
 	return g.git("rev-parse", "HEAD")
 }
 
-// Deploy commits revision 1, creates the Application and syncs it (argocd-update), and returns once
-// Argo CD applied the Rollout.
-func (g *GitDelivery) Deploy(w *World, objs []runtime.Object) error {
+// start commits revision 1 and creates the Application at it, unsynced, with the watch of its health and
+// the hooks' collector: the Stage before its first Promotion. It returns the commit.
+func (g *GitDelivery) start(w *World, objs []runtime.Object) (string, error) {
 	g.deployed = objs
+	for _, o := range objs {
+		if ro, ok := o.(*v1alpha1.Rollout); ok {
+			g.delivered = ro.DeepCopy()
+		}
+	}
+	if g.delivered == nil {
+		return "", fmt.Errorf("no Rollout among the objects to deliver")
+	}
 	g.app = App + "-" + w.ns
 	g.dyn = w.c.Dynamic
 	g.repo = filepath.Join(g.Argo.dir, "repo-"+w.ns)
 	if err := os.MkdirAll(g.repo, 0o755); err != nil {
-		return err
+		return "", err
 	}
 	if _, err := g.git("init", "-q", "-b", "main"); err != nil {
-		return err
+		return "", err
 	}
-	sha, err := g.commit(objs, "revision 1: "+ImageV1)
+	sha, err := g.commit(objs, "revision 1: "+imageOf(objs))
 	if err != nil {
-		return err
+		return "", err
 	}
 	meta := map[string]any{"name": g.app, "namespace": ArgoCDNamespace}
 	if k := g.kargo; k != nil && k.program != nil {
 		if k.real, err = setupKargo(w, g, k.bins, k.healthOnly); err != nil {
-			return err
+			return "", err
 		}
 		// argocd-update updates only an Application that names the Stage (argocd_updater.go authorizeFn)
 		meta["annotations"] = map[string]any{"kargo.akuity.io/authorized-stage": k.real.ns + ":" + kargoStageName}
@@ -179,12 +187,23 @@ func (g *GitDelivery) Deploy(w *World, objs []runtime.Object) error {
 	}}
 	ctx := context.Background()
 	if _, err := g.dyn.Resource(ApplicationGVR).Namespace(ArgoCDNamespace).Create(ctx, app, metav1.CreateOptions{}); err != nil {
-		return err
+		return "", err
 	}
 	if err := g.watch(); err != nil {
-		return err
+		return "", err
 	}
 	go g.collectHooks(w)
+	return sha, nil
+}
+
+// Deploy commits revision 1, creates the Application and syncs it (argocd-update), and returns once
+// Argo CD applied the Rollout.
+func (g *GitDelivery) Deploy(w *World, objs []runtime.Object) error {
+	sha, err := g.start(w, objs)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
 	if err := g.argocdUpdate("live."+w.ns+".deploy", sha); err != nil {
 		return err
 	}
@@ -217,6 +236,54 @@ func (g *GitDelivery) Deploy(w *World, objs []runtime.Object) error {
 // Release commits revision 2 (the deployed Rollout as ro), syncs it, waits until Argo CD applied it and
 // evaluated the applied state, and marks the health seen from then on as recorded.
 func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) error {
+	sha, err := g.commit(g.withRollout(ro), "release: "+freightImage(ro))
+	if err != nil {
+		return err
+	}
+	g.delivered = ro.DeepCopy()
+	// the previous operation (the last delivered revision's, with its PostSync barrier) ended before
+	// the release
+	if err := g.waitOperation(); err != nil {
+		return err
+	}
+	return g.release(w, ro, sha, "the release", event)
+}
+
+// DeployRelease is the Stage's first Promotion: it commits the objects, creates the Application and
+// releases them (as Release), so that the recorded release is the one that creates the Rollout.
+func (g *GitDelivery) DeployRelease(w *World, objs []runtime.Object, event string) error {
+	sha, err := g.start(w, objs)
+	if err != nil {
+		return err
+	}
+	return g.release(w, g.delivered, sha, "the first release", event)
+}
+
+// Deliver commits a change of the last delivered Rollout and syncs it as revision 1 was (argocd-update,
+// not recorded: a Freight promoted before the scenario's release), and returns once Argo CD applied it.
+func (g *GitDelivery) Deliver(w *World, mutate func(*v1alpha1.Rollout), event string) error {
+	ro := g.delivered.DeepCopy()
+	mutate(ro)
+	if err := g.waitOperation(); err != nil {
+		return err
+	}
+	sha, err := g.commit(g.withRollout(ro), "earlier Freight: "+freightImage(ro))
+	if err != nil {
+		return err
+	}
+	g.delivered = ro.DeepCopy()
+	if err := g.argocdUpdate("live."+w.ns+".earlier", sha); err != nil {
+		return err
+	}
+	if err := g.applied(w, ro, sha, "an earlier Freight"); err != nil {
+		return err
+	}
+	w.Event("%s", event)
+	return nil
+}
+
+// withRollout is the deployed objects with ro for the Rollout.
+func (g *GitDelivery) withRollout(ro *v1alpha1.Rollout) []runtime.Object {
 	var objs []runtime.Object
 	for _, o := range g.deployed {
 		if _, ok := o.(*v1alpha1.Rollout); ok {
@@ -224,15 +291,23 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 		}
 		objs = append(objs, o)
 	}
-	sha, err := g.commit(objs, "revision 2: "+ImageV2)
-	if err != nil {
-		return err
+	return objs
+}
+
+// imageOf is the image of the Rollout among objs.
+func imageOf(objs []runtime.Object) string {
+	for _, o := range objs {
+		if ro, ok := o.(*v1alpha1.Rollout); ok && len(ro.Spec.Template.Spec.Containers) > 0 {
+			return ro.Spec.Template.Spec.Containers[0].Image
+		}
 	}
-	g.delivered = ro.DeepCopy()
-	// the previous operation (revision 1's, with its PostSync barrier) ended before the release
-	if err := g.waitOperation(); err != nil {
-		return err
-	}
+	return ""
+}
+
+// release promotes the commit sha, whose Rollout is ro, as the scenario's release (through Kargo's
+// controller, or the model's argocd-update), waits until Argo CD applied and evaluated it, and marks the
+// health seen from then on as recorded.
+func (g *GitDelivery) release(w *World, ro *v1alpha1.Rollout, sha, what, event string) error {
 	g.releaseSHA = sha
 	if g.kargo != nil && g.kargo.real != nil {
 		if err := g.kargo.promoteRelease(w, sha, freightImage(ro)); err != nil {
@@ -246,7 +321,7 @@ func (g *GitDelivery) Release(w *World, ro *v1alpha1.Rollout, event string) erro
 			g.kargo.startPromotion(w, sha)
 		}
 	}
-	if err := g.applied(w, ro, sha, "revision 2"); err != nil {
+	if err := g.applied(w, ro, sha, what); err != nil {
 		return err
 	}
 	// the watch runs behind the reads of applied: the health it last saw may be older than the state
@@ -279,6 +354,9 @@ func (g *GitDelivery) applied(w *World, ro *v1alpha1.Rollout, sha, what string) 
 	want := ro.Spec.Template.Spec.Containers
 	if err := g.waitFor("Argo CD applied "+what, func() (bool, error) {
 		live, err := w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).Get(ctx, Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) { // a first release creates it
+			return false, nil
+		}
 		if err != nil {
 			return false, err
 		}
@@ -329,14 +407,7 @@ func (g *GitDelivery) applied(w *World, ro *v1alpha1.Rollout, sha, what string) 
 func (g *GitDelivery) Update(w *World, mutate func(*v1alpha1.Rollout), event string) error {
 	ro := g.delivered.DeepCopy()
 	mutate(ro)
-	var objs []runtime.Object
-	for _, o := range g.deployed {
-		if _, ok := o.(*v1alpha1.Rollout); ok {
-			o = ro
-		}
-		objs = append(objs, o)
-	}
-	sha, err := g.commit(objs, "revision 3: the previous Freight again")
+	sha, err := g.commit(g.withRollout(ro), "the previous Freight again: "+freightImage(ro))
 	if err != nil {
 		return err
 	}

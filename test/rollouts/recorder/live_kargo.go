@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -35,7 +36,7 @@ type kargoDriver struct {
 	release, rollback *promotionState // the release's Promotion, and a later one of the previous Freight
 	current           *promotionState
 
-	stable, revision string   // the stable revision at the release; the revision of the current Freight
+	stable, revision string   // the stable revision at the release ("" at a first deployment); the revision of the current Freight
 	stageHealth      []string // collapsed
 	stageMessage     string
 	freight          stage.Freight
@@ -108,6 +109,7 @@ func promotionName(ns string) string { return "live." + ns + ".release" }
 
 // startPromotion notes the release's Promotion start (argocd-update's sync of sha).
 func (k *kargoDriver) startPromotion(w *World, sha string) {
+	k.stable = stableAtRelease(w)
 	k.release = &promotionState{name: promotionName(w.ns), desired: sha, start: time.Now(), worldAt: w.clock(), phase: stage.PromotionRunning}
 	k.current = k.release
 }
@@ -124,6 +126,7 @@ func (k *kargoDriver) promote(w *World, sha, image string) (*promotionState, err
 
 // promoteRelease promotes the release's Freight through Kargo.
 func (k *kargoDriver) promoteRelease(w *World, sha, image string) error {
+	k.stable = stableAtRelease(w)
 	p, err := k.promote(w, sha, image)
 	if err != nil {
 		return err
@@ -185,6 +188,19 @@ func (k *kargoDriver) rolledBack(w *World) {
 	k.revision = k.stable
 }
 
+// stableAtRelease is the Rollout's stable revision before the release's sync: none when the release
+// creates the Rollout.
+func stableAtRelease(w *World) string {
+	ro, err := w.c.Argo.ArgoprojV1alpha1().Rollouts(w.ns).Get(context.Background(), Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	if err != nil {
+		panic(scriptError{err})
+	}
+	return ro.Status.StableRS
+}
+
 func note(seq []string, s string) []string {
 	if len(seq) == 0 || seq[len(seq)-1] != s {
 		return append(seq, s)
@@ -238,13 +254,10 @@ func (k *kargoDriver) applicationOf(u *unstructured.Unstructured) stage.Applicat
 // phase, the Stage's health, the verification, and the rules Kargo's verdict must keep against the
 // analysis verdict of the released revision (analysisruns, through groundTruth).
 func (k *kargoDriver) observe(w *World) error {
-	ro := w.Rollout()
-	if k.stable == "" {
-		k.stable = ro.Status.StableRS
-	}
 	if k.current == nil {
 		return nil
 	}
+	ro := w.Rollout()
 	if k.revision == "" && ro.Status.CurrentPodHash != k.stable && ro.Status.CurrentPodHash != "" {
 		k.revision = ro.Status.CurrentPodHash
 	}
@@ -473,6 +486,21 @@ func (k *kargoDriver) decidedBy() string {
 		return "kargo " + KargoVersion
 	}
 	return "model"
+}
+
+// lastMessage is the last measurement message of the current Freight's verification run, or "".
+func (k *kargoDriver) lastMessage(w *World) (string, error) {
+	ar, err := k.verificationRun(w)
+	if err != nil || ar == nil {
+		return "", err
+	}
+	msg := ""
+	for _, mr := range ar.Status.MetricResults {
+		if n := len(mr.Measurements); n > 0 {
+			msg = mr.Measurements[n-1].Message
+		}
+	}
+	return msg, nil
 }
 
 // verificationRun is the current Freight's verification AnalysisRun (Kargo's, in the Project namespace, or

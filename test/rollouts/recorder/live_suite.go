@@ -39,6 +39,16 @@ type LiveScenario struct {
 	// verification's, when the scenario syncs the previous image back.
 	Rollback             string `json:"rollback,omitempty"`
 	RollbackVerification string `json:"rollbackVerification,omitempty"`
+	// Case, for a revision promoted without analysis (the plugin proof's no-analysis scenarios), is
+	// the case our verification's message names; such a scenario has no replay (no recorded timeline).
+	Case string `json:"case,omitempty"`
+}
+
+// noAnalysisLive is the no-analysis scenario named as it is live: promoted, no analysis, the Freight
+// verified by Kargo (with ours: our verification's default policy, successful, after full promotion).
+func noAnalysisLive(sc noAnalysisScenario, health ...string) LiveScenario {
+	return LiveScenario{Name: sc.Name, Health: health, Promotion: "Succeeded", Stage: "Healthy",
+		Verification: "Successful", Verified: true, Case: sc.Case}
 }
 
 var (
@@ -76,6 +86,9 @@ var LiveScenarios = []LiveScenario{
 		Verification: notStarted, Rollback: "Succeeded", RollbackVerification: "Successful"},
 	{Name: "canary-retry-after-abort", Health: []string{"Progressing", "Degraded", "Progressing", "Suspended", "Progressing", "Healthy"},
 		Promotion: "Errored", Stage: "Unknown", Verification: notStarted},
+	noAnalysisLive(noAnalysisScenarios[0], "Progressing", "Healthy"),
+	noAnalysisLive(noAnalysisScenarios[1], "Progressing", "Suspended", "Progressing", "Suspended", "Progressing", "Healthy"),
+	noAnalysisLive(noAnalysisScenarios[2], "Progressing", "Suspended", "Progressing", "Healthy"),
 }
 
 // LiveResult is one scenario run live.
@@ -103,6 +116,9 @@ type LiveResult struct {
 	// Verified whether that Freight is verified.
 	Verification []string `json:"verification"`
 	Verified     bool     `json:"verified"`
+	// VerificationMessage is the last measurement message of the Stage's verification run at the end
+	// (our plugin's, naming the Rollout's runs or the no-analysis case), or "".
+	VerificationMessage string `json:"verificationMessage,omitempty"`
 	// Rollback and RollbackVerification: the Promotion of the previous Freight, when the scenario syncs
 	// it back, and its verification's phases.
 	Rollback             string   `json:"rollback,omitempty"`
@@ -265,9 +281,13 @@ func RecordLive(env *Env, a *ArgoCD, kargo *Kargo, sc Scenario, bins pluginBinar
 		return nil
 	}
 	play := sc.Play
+	var message string
 	sc.Play = func(s *S) {
 		play(s)
 		k.settle(s)
+		var err error
+		message, err = k.lastMessage(s.w)
+		s.must(err)
 	}
 	_, err := Record(env, sc)
 	defer d.Finish(nil)
@@ -286,7 +306,7 @@ func RecordLive(env *Env, a *ArgoCD, kargo *Kargo, sc Scenario, bins pluginBinar
 	res := &LiveResult{Scenario: sc.Name, Health: d.RecordedHealth(), Operation: "Running",
 		Promotion: k.release.phase, PromotionMessage: k.release.message, PromotionSeconds: int(k.release.worldDuration.Seconds()),
 		Stage: k.stageHealth, StageMessage: k.stageMessage, Verification: started(k.verification), Verified: k.verified(),
-		Violations: k.violations, Frames: d.AppFrames(), Kargo: k.decidedBy()}
+		Violations: k.violations, Frames: d.AppFrames(), Kargo: k.decidedBy(), VerificationMessage: message}
 	if k.real != nil {
 		res.KargoFrames, res.ModelDiffs = k.frames, modelDiffs(k.frames)
 	}
@@ -337,7 +357,7 @@ func (r LiveReport) stable() LiveReport {
 	out := r
 	out.Scenarios, out.BuiltinBroken = nil, 0
 	for _, s := range r.Scenarios {
-		s.PromotionSeconds, s.StageMessage, s.PromotionMessage, s.Violations = 0, "", "", nil
+		s.PromotionSeconds, s.StageMessage, s.PromotionMessage, s.Violations, s.VerificationMessage = 0, "", "", nil, ""
 		s.KargoFrames, s.ModelDiffs, s.Kargo = nil, nil, ""
 		s.Stage = []string{s.finalStage()}
 		s.Verification = []string{s.finalVerification()}
@@ -413,8 +433,19 @@ func RunLive(t *testing.T, env *Env, update bool) {
 			if got, w := strings.Join(res.Health, " "), strings.Join(want.Health, " "); got != w {
 				t.Errorf("live Application health %v, the scenario declares %v", res.Health, want.Health)
 			}
-			if got, w := strings.Join(res.Replay, " "), strings.Join(want.Health, " "); got != w {
-				t.Errorf("the replay's Application health %v, the scenario declares %v", res.Replay, want.Health)
+			switch {
+			case want.Case != "":
+				// no replay: the verification names the case, and the default policy (docs/kargo.md, "No
+				// analysis"), from what the analysis controller stored of our plugin's measurement
+				for _, part := range []string{"no analysis ran for it: " + want.Case + " (", "noAnalysis: successful, the default"} {
+					if !strings.Contains(res.VerificationMessage, part) {
+						t.Errorf("the verification's last message %q does not say %q", res.VerificationMessage, part)
+					}
+				}
+			default:
+				if got, w := strings.Join(res.Replay, " "), strings.Join(want.Health, " "); got != w {
+					t.Errorf("the replay's Application health %v, the scenario declares %v", res.Replay, want.Health)
+				}
 			}
 			for _, b := range brokenRules(sc, res) {
 				t.Error(b)
@@ -584,10 +615,16 @@ func StartKargo(env *Env) (*Kargo, error) {
 	return k, nil
 }
 
+// scenarioNamed is the recorded scenario, or the no-analysis scenario as played live, named name.
 func scenarioNamed(name string) (Scenario, bool) {
 	for _, sc := range Scenarios {
 		if sc.Name == name {
 			return sc, true
+		}
+	}
+	for _, sc := range noAnalysisScenarios {
+		if sc.Name == name {
+			return sc.liveScenario(), true
 		}
 	}
 	return Scenario{}, false

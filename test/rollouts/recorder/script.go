@@ -89,13 +89,17 @@ func (s *S) Release() {
 
 // ReleaseWith is Release with further changes of the same apply.
 func (s *S) ReleaseWith(mutate func(*v1alpha1.Rollout)) {
-	event := "Argo CD syncs the new Freight: image " + ImageV2
-	release := func(ro *v1alpha1.Rollout) {
+	s.ReleaseChange("Argo CD syncs the new Freight: image "+ImageV2, func(ro *v1alpha1.Rollout) {
 		ro.Spec.Template.Spec.Containers[0].Image = ImageV2
 		if mutate != nil {
 			mutate(ro)
 		}
-	}
+	})
+}
+
+// ReleaseChange releases the change release of the Rollout as last delivered, named event, and starts
+// recording.
+func (s *S) ReleaseChange(event string, release func(*v1alpha1.Rollout)) {
 	if d := s.w.opts.Delivery; d != nil {
 		ro := s.deployed.DeepCopy()
 		release(ro)
