@@ -31,8 +31,12 @@ type Recording struct {
 
 // Scenario is one live scenario's Application, frame by frame.
 type Scenario struct {
-	Name   string  `json:"name"`
-	Frames []Frame `json:"frames"`
+	Name string `json:"name"`
+	// NoAnalysis is the case of a revision promoted without analysis (the plugin proof's no-analysis
+	// scenarios, live): it has no recorded timeline, and its truth is that no run of it failed, as the
+	// plugin proof asserts of the controllers (no run or experiment of the revision at all).
+	NoAnalysis string  `json:"noAnalysis,omitempty"`
+	Frames     []Frame `json:"frames"`
 }
 
 // Frame is one state of the Application: a watch event that changed what Trim keeps.
@@ -235,8 +239,13 @@ func (s Scenario) Refailed(fired int) (*Scenario, error) {
 	if fired <= 0 || fired >= len(s.Frames) {
 		return nil, fmt.Errorf("%s: frame %d of %d", s.Name, fired, len(s.Frames))
 	}
+	// the revision of the sync, or, while Kargo's sync runs without a result yet (Kargo clears the
+	// previous operationState when it starts one), the revision the Application is compared at
 	rev := func(f Frame) string {
-		r, _, _ := unstructured.NestedString(f.Application, "status", "operationState", "syncResult", "revision")
+		if r, _, _ := unstructured.NestedString(f.Application, "status", "operationState", "syncResult", "revision"); r != "" {
+			return r
+		}
+		r, _, _ := unstructured.NestedString(f.Application, "status", "sync", "revision")
 		return r
 	}
 	want := rev(s.Frames[fired])

@@ -387,7 +387,11 @@ func stateWords(k kargoState) string {
 	if v == "" {
 		v = "not started"
 	}
-	out := fmt.Sprintf("%s, verification %s", k.Health, v)
+	h := k.Health
+	if h == "" {
+		h = "not assessed"
+	}
+	out := fmt.Sprintf("%s, verification %s", h, v)
 	if k.Verified {
 		out += ", verified"
 	}

@@ -423,7 +423,7 @@ func RunLive(t *testing.T, env *Env, update bool) {
 			}
 			res.Install, res.Replay = "ours", replay[want.Name]
 			ours[want.Name] = res.Health
-			apps.Scenarios = append(apps.Scenarios, notifications.Scenario{Name: want.Name, Frames: res.Frames})
+			apps.Scenarios = append(apps.Scenarios, notifications.Scenario{Name: want.Name, NoAnalysis: want.Case, Frames: res.Frames})
 			if _, rollout := apps.Scenarios[len(apps.Scenarios)-1].Stable(); len(rollout) == 0 || strings.HasPrefix(rollout[0], "(") {
 				t.Errorf("the Application's status.resources holds no health of the Rollout at the release: %v", rollout)
 			}
