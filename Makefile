@@ -299,3 +299,46 @@ reliability:
 TIMELINES_PNG ?= docs/timelines/v1.10.2/canary-background-promoted-while-running.svg docs/timelines/v1.8.5 docs/timelines/v1.10.2
 timelines-png:
 	cd test && $(GO) run ./cmd/timelines-png -out $(CURDIR)/bin/timelines-png $(addprefix $(CURDIR)/,$(TIMELINES_PNG))
+
+# Kargo v1.11.2's own web UI and API server, for the browser proof (test/rollouts/kargoui, issue 49).
+# kargo-ui builds the UI from the vendored source (../shared/vendor/kargo/v1.11.2/ui, unmodified: copied to
+# bin/kargo-ui-build) as Kargo's Dockerfile does (pnpm install, then NODE_ENV=production VERSION=<tag>
+# pnpm run build) into bin/kargo-ui, with the pnpm its package.json pins, which npm installs into
+# bin/pnpm-<version> (not globally) when it is not there. It is skipped when bin/kargo-ui.stamp holds the
+# hash of the vendored source with the pnpm and Node.js versions. kargo-api-ui builds Kargo's API server
+# serving that folder (test/kargo-v1.11/cmd/kargo-api-ui). Without the vendored files neither is built,
+# and the browser proof skips with one line naming what is missing.
+KARGO_UI_SRC := $(CURDIR)/../shared/vendor/kargo/v1.11.2/ui
+KARGO_UI_TAG := v1.11.2
+KARGO_UI ?= $(CURDIR)/bin/kargo-ui
+KARGO_UI_WORK := $(CURDIR)/bin/kargo-ui-build
+PNPM_VERSION := 9.0.3
+PNPM_PREFIX := $(CURDIR)/bin/pnpm-$(PNPM_VERSION)
+E2E_KARGO_API_UI ?= $(CURDIR)/bin/kargo-api-ui
+.PHONY: kargo-ui kargo-api-ui kargo-ui-smoke
+kargo-ui:
+	@if [ ! -f $(KARGO_UI_SRC)/package.json ]; then \
+		echo "not building Kargo's UI: $(KARGO_UI_SRC) is not vendored"; rm -rf $(KARGO_UI) $(KARGO_UI).stamp; exit 0; fi; \
+	stamp=$$( (cd $(KARGO_UI_SRC) && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; \
+		echo "pnpm@$(PNPM_VERSION) node@$$(node --version) $(KARGO_UI_TAG)") | sha256sum | cut -c1-64); \
+	if [ -f $(KARGO_UI)/index.html ] && [ "$$(cat $(KARGO_UI).stamp 2>/dev/null)" = "$$stamp" ]; then \
+		echo "Kargo's UI is built: $(KARGO_UI) (stamp $$stamp)"; exit 0; fi; \
+	set -e; \
+	if [ ! -x $(PNPM_PREFIX)/bin/pnpm ]; then npm install --global --prefix $(PNPM_PREFIX) --no-audit --no-fund pnpm@$(PNPM_VERSION); fi; \
+	rm -rf $(KARGO_UI_WORK) $(KARGO_UI) $(KARGO_UI).stamp; \
+	cp -R $(KARGO_UI_SRC) $(KARGO_UI_WORK); chmod -R u+w $(KARGO_UI_WORK); \
+	cd $(KARGO_UI_WORK); export PATH=$(PNPM_PREFIX)/bin:$$PATH; \
+	pnpm install --frozen-lockfile; \
+	NODE_ENV=production VERSION=$(KARGO_UI_TAG) pnpm run build > build.log || { tail -50 build.log; exit 1; }; \
+	test -f build/index.html; mv build $(KARGO_UI); echo "$$stamp" > $(KARGO_UI).stamp; \
+	echo "built Kargo's UI: $(KARGO_UI)"
+kargo-api-ui:
+	@if [ -f $(KARGO_NESTED) ]; then cd test/kargo-v1.11 && GOTOOLCHAIN=$(call toolchain,test/kargo-v1.11) $(GO) build \
+		-ldflags '-X github.com/akuity/kargo/pkg/x/version.version=$(KARGO_UI_TAG)' -o $(E2E_KARGO_API_UI) ./cmd/kargo-api-ui; \
+	else echo "not building Kargo's API server: $(KARGO_NESTED) is not vendored"; rm -f $(E2E_KARGO_API_UI); fi
+# The browser proof's smoke test: a Stage whose verification failed, seen in Kargo's UI in headless
+# Chromium (apt-get install -y chromium). E2E_KARGO_UI_SHOTS=DIR keeps the screenshots.
+kargo-ui-smoke: kargo-ui kargo-api-ui
+	cd test/kube-apiserver-v1.34 && GOTOOLCHAIN=$(call toolchain,test/kube-apiserver-v1.34) $(GO) build -o $(E2E_APISERVER) .
+	cd test/rollouts && E2E_APISERVER=$(E2E_APISERVER) E2E_KARGO_API_UI=$(E2E_KARGO_API_UI) E2E_KARGO_UI=$(KARGO_UI) \
+		$(GO) test -count=1 -tags kargo_ui -run '^TestKargoUISmoke$$' -v ./kargoui/

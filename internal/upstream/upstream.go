@@ -101,6 +101,18 @@ func Vendored(t testing.TB, rel string) string {
 	return p
 }
 
+// Missing skips the test with one line naming what it needs and is not there (msg), and records the
+// skip in $ANALYSIS_HEALTH_SKIPLOG as Vendored does: for a proof whose prerequisite is not a vendored
+// file but a program the Makefile builds or the machine installs (a browser), so that CI, which has
+// them all, fails on it too.
+func Missing(t testing.TB, msg string) {
+	t.Helper()
+	if err := recordSkip(t.Name(), msg); err != nil {
+		t.Fatalf("%s; recording the skip: %v", msg, err)
+	}
+	t.Skip(msg)
+}
+
 // recordSkip appends "<package dir>: <test>: <msg>" to the skip log, if one is set.
 func recordSkip(test, msg string) error {
 	logPath := os.Getenv(EnvSkipLog)

@@ -33,6 +33,26 @@ func TestVendoredSkipsAndRecords(t *testing.T) {
 	}
 }
 
+func TestMissingSkipsAndRecords(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "skips")
+	t.Setenv(EnvSkipLog, log)
+	var reached bool
+	ok := t.Run("proof", func(t *testing.T) {
+		Missing(t, "Chromium (apt-get install -y chromium)")
+		reached = true
+	})
+	if !ok || reached {
+		t.Fatalf("the proof ran past a missing program (ok=%v reached=%v)", ok, reached)
+	}
+	raw, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "./internal/upstream: TestMissingSkipsAndRecords/proof: Chromium (apt-get install -y chromium)\n"; string(raw) != want {
+		t.Errorf("skip log = %q, want %q", raw, want)
+	}
+}
+
 func TestVendoredFound(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "kargo"), 0o755); err != nil {

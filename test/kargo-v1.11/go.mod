@@ -1,8 +1,17 @@
-// Kargo v1.11.2's control-plane program (its controller and kubernetes-webhooks-server), for the live suite.
-// Its nested modules api and pkg/x/client/generated are vendored (../shared/vendor/kargo/SOURCE.md).
+// Kargo v1.11.2's control-plane program (its controller and kubernetes-webhooks-server), for the live suite,
+// and cmd/kargo-api-ui, Kargo's API server with its web UI built from the vendored source, for the browser
+// proof (test/rollouts/kargoui). Its nested modules api and pkg/x/client/generated are vendored
+// (../shared/vendor/kargo/SOURCE.md).
 module github.com/analysis-health/analysis-health/test/kargo-v1.11
 
 go 1.26.0
+
+require (
+	github.com/akuity/kargo v1.11.2
+	k8s.io/apimachinery v0.34.3
+	k8s.io/client-go v0.34.3
+	sigs.k8s.io/controller-runtime v0.22.4
+)
 
 require (
 	cloud.google.com/go/auth v0.18.0 // indirect
@@ -24,7 +33,6 @@ require (
 	github.com/Masterminds/semver/v3 v3.4.0 // indirect
 	github.com/Masterminds/sprig/v3 v3.3.0 // indirect
 	github.com/Masterminds/squirrel v1.5.4 // indirect
-	github.com/akuity/kargo v1.11.2 // indirect
 	github.com/akuity/kargo/api v0.0.0 // indirect
 	github.com/apapsch/go-jsonmerge/v2 v2.0.0 // indirect
 	github.com/asaskevich/govalidator v0.0.0-20230301143203-a9d515a09cc2 // indirect
@@ -232,10 +240,8 @@ require (
 	helm.sh/helm/v3 v3.19.5 // indirect
 	k8s.io/api v0.34.3 // indirect
 	k8s.io/apiextensions-apiserver v0.34.3 // indirect
-	k8s.io/apimachinery v0.34.3 // indirect
 	k8s.io/apiserver v0.34.3 // indirect
 	k8s.io/cli-runtime v0.34.3 // indirect
-	k8s.io/client-go v0.34.3 // indirect
 	k8s.io/component-base v0.34.3 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20250710124328-f3f2b991d03b // indirect
@@ -243,7 +249,6 @@ require (
 	k8s.io/utils v0.0.0-20250604170112-4c0f3b243397 // indirect
 	oras.land/oras-go/v2 v2.6.2 // indirect
 	sigs.k8s.io/cli-utils v0.37.2 // indirect
-	sigs.k8s.io/controller-runtime v0.22.4 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/kustomize/api v0.21.0 // indirect
 	sigs.k8s.io/kustomize/kyaml v0.21.0 // indirect
