@@ -136,7 +136,8 @@ func notificationsWhen(inconclusive bool) string {
 }
 
 // notificationsMessage is the template's message (Go text/template with sprig, as the engine renders it):
-// the Application, the revision, then one line per resource the trigger matched: its kind, namespace and
+// the Application, the revision (the sync's result, or, while a sync runs without one, the compared
+// revision: Kargo clears the previous operation's state when it starts a sync), then one line per resource the trigger matched: its kind, namespace and
 // name, and its health message, which names the AnalysisRun and the metric.
 func notificationsMessage(inconclusive bool) string {
 	what := "failed"
@@ -145,7 +146,9 @@ func notificationsMessage(inconclusive bool) string {
 	}
 	return `{{- $verdict := ` + "`" + AnalysisVerdictPattern(inconclusive) + "`" + ` -}}
 Analysis ` + what + ` in Application {{.app.metadata.name}}
-{{- with .app.status}}{{with .operationState}}{{with .syncResult}}{{with .revision}} at revision {{.}}{{end}}{{end}}{{end}}{{end}}:
+{{- with .app.status}}{{$rev := ""}}{{with .sync}}{{$rev = .revision}}{{end}}
+{{- with .operationState}}{{with .syncResult}}{{with .revision}}{{$rev = .}}{{end}}{{end}}{{end}}
+{{- with $rev}} at revision {{.}}{{end}}{{end}}:
 {{- with .app.status}}{{range $r := .resources}}{{with $r.health}}
 {{- if and (eq (print $r.group) "argoproj.io") (has (print $r.kind) (list ` + quoteList(analysisKinds, `"`, " ") + `))` +
 		` (has (print .status) (list ` + quoteList(notifiedStatuses(inconclusive), `"`, " ") + `)) (regexMatch $verdict (print .message))}}

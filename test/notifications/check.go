@@ -79,6 +79,13 @@ func Problems(trigger string, truth Truth, sc *Scenario, r Replay, inconclusive 
 	if !strings.Contains(f.Message, "Rollout ") || !strings.Contains(f.Message, "/checkout:") {
 		out = append(out, fmt.Sprintf("the message does not name the Rollout checkout: %q", f.Message))
 	}
+	// the revision a user promoted, as Argo CD compared it at the release: with Kargo, whose sync runs
+	// without a result until it ends, the message must still name it
+	if rev := sc.ReleaseRevision(); rev == "" {
+		out = append(out, "the recording marks no release frame with a compared revision")
+	} else if !strings.Contains(f.Message, " at revision "+rev+":") {
+		out = append(out, fmt.Sprintf("the message does not name the released revision %s: %q", rev, f.Message))
+	}
 	named := false
 	for _, run := range want {
 		metric := false

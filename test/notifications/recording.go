@@ -231,6 +231,17 @@ func (s Scenario) Stable() (app, rollout []string) {
 	return app, rollout
 }
 
+// ReleaseRevision is the revision Argo CD compared the Application at in the release's first frame, or "".
+func (s Scenario) ReleaseRevision() string {
+	for _, f := range s.Frames {
+		if f.Release {
+			r, _, _ := unstructured.NestedString(f.Application, "status", "sync", "revision")
+			return r
+		}
+	}
+	return ""
+}
+
 // Refailed is the scenario's frames up to fired (the frame at which a trigger fired), then the last frame
 // before it of the same synced revision whose Rollout was not Degraded (its analysis in flight), and the
 // fired frame again: a retry of the revision that fails again, which oncePer must not notify a second
