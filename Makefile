@@ -175,7 +175,7 @@ E2E_KARGO ?= $(CURDIR)/bin/kargo-controlplane
 # test/kargo/stage in its place, for a contributor without Kargo's vendored modules (not a proof).
 E2E_LIVE_KARGO ?= 1
 E2E_ENV = E2E_APISERVER=$(E2E_APISERVER) E2E_PLUGIN=$(E2E_PLUGIN) E2E_ANALYSIS_HEALTH=$(E2E_ANALYSIS_HEALTH) E2E_ARGOCD=$(E2E_ARGOCD) \
-	E2E_KARGO=$(E2E_KARGO) E2E_LIVE_KARGO=$(E2E_LIVE_KARGO)
+	E2E_KARGO=$(E2E_KARGO) E2E_LIVE_KARGO=$(E2E_LIVE_KARGO) E2E_KARGO_API_UI=$(E2E_KARGO_API_UI) E2E_KARGO_UI=$(KARGO_UI)
 # Every test of the Rollouts modules but the reliability and the live suite, which run on their own.
 E2E_RECORD = -skip '^(TestReliability|TestLive|TestLiveHumanGate)$$'
 # v1.10's module is built with the live suite's tag, so that its recording and the live suite share one
@@ -208,6 +208,17 @@ if [ "$(E2E_LIVE_KARGO)" = 0 ]; then :; \
 	elif [ -f $(KARGO_NESTED) ]; then cd test/kargo-v1.11 && GOTOOLCHAIN=$(call toolchain,test/kargo-v1.11) $(GO) build -o $(E2E_KARGO) github.com/akuity/kargo/cmd/controlplane; \
 	else echo "not building Kargo's control plane: $(KARGO_NESTED) is not vendored"; rm -f $(E2E_KARGO); fi
 endef
+# Kargo's UI and its API server, which the live suite opens in a browser on the Stages Kargo's controller
+# verified (TestLive's kargo-ui subtest, test/rollouts/recorder/live_kargoui.go); not for E2E_LIVE_KARGO=0.
+define e2e_kargo_ui
+if [ "$(E2E_LIVE_KARGO)" != 0 ]; then $(MAKE) --no-print-directory kargo-ui kargo-api-ui; fi
+endef
+# The failed verification as Kargo's UI shows it (TestKargoUISmoke: a Stage whose verification our plugin
+# failed on a recorded frame, in Kargo's UI in headless Chromium), which no live scenario reaches: with our
+# health scripts and the barrier, a failed analysis errors the Promotion before Kargo verifies anything.
+define e2e_kargo_ui_smoke
+if [ "$(E2E_LIVE_KARGO)" != 0 ]; then cd test/rollouts && $(E2E_ENV) $(GO) test -count=1 -tags kargo_ui -run '^TestKargoUISmoke$$' ./kargoui/; fi
+endef
 # the plugin's reliability (docs/reliability.md): faults, least privilege, oversized objects and the
 # 200-Rollout load, asserted; never -update here (make reliability records the run the page shows)
 define e2e_reliability
@@ -234,6 +245,7 @@ e2e-live:
 	$(e2e_bins)
 	$(e2e_argocd)
 	$(e2e_kargo)
+	$(e2e_kargo_ui)
 	$(e2e_live_run)
 
 # make e2e and make e2e-live as make test runs them: two streams side by side, one per Rollouts version
@@ -262,6 +274,8 @@ stream/v1.10:
 	$(rollouts_corpus)
 	$(e2e_argocd)
 	$(e2e_kargo)
+	$(e2e_kargo_ui)
+	$(e2e_kargo_ui_smoke)
 
 # The plugin's reliability (docs/reliability.md, generated from the committed runs): TestReliability of
 # test/rollouts-v1.8 and of test/rollouts-v1.10, each in its release's real analysis controller, with the

@@ -142,8 +142,11 @@ func (b *Browser) Login(s *Server) error {
 			return err
 		}
 		// the login page navigates away once the API server has issued the token
-		_, err := poll[bool](ctx, `location.pathname !== '/login'`)
-		return err
+		if _, err := poll[bool](ctx, `location.pathname !== '/login'`); err != nil {
+			return err
+		}
+		// leave the page the login lands on: its watch streams would hold connections (Verification)
+		return chromedp.Do(ctx, chromedp.Navigate("about:blank"))
 	})
 }
 
@@ -162,8 +165,23 @@ const (
 
 // Verification opens the Stage's page and reads its newest verification: the Verifications tab's row,
 // the phase icon's tooltip (hovered with the mouse), and the AnalysisRun's modal (opened by its link):
-// its Summary tab and the tab of each metric.
+// its Summary tab and the tab of each metric. It reads what the page shows and stops there: a Stage with
+// no verification (the tab's table is empty: Row is "", TabShot the empty tab) or a verification with
+// no AnalysisRun (a Stage without spec.verification, which Kargo marks Successful on its health alone:
+// AnalysisRun is "", no modal, no RunShot).
 func (b *Browser) Verification(s *Server, project, stage string) (*Verification, error) {
+	// each Stage in a tab of its own, closed after it (the login is kept in the profile's storage):
+	// Kargo's UI keeps watch streams open, and with the browser's six connections per host, a Stage
+	// opened in the tab of the previous one waited for one of them (seen: 113 s on the second and third)
+	parent := b.ctx
+	tabCtx, closeTab := chromedp.NewContext(parent)
+	b.ctx = tabCtx
+	defer func() { closeTab(); b.ctx = parent }()
+	// the tab's first action on its own context, not on a step's: chromedp closes a tab when the context
+	// of the action that opened it ends
+	if err := chromedp.Do(tabCtx, chromedp.EmulateViewport(Viewport.Width, Viewport.Height)); err != nil {
+		return nil, fmt.Errorf("open a tab: %w", err)
+	}
 	v := &Verification{Metrics: map[string]string{}}
 	page := s.URL + "/project/" + url.PathEscape(project) + "/stage/" + url.PathEscape(stage)
 	tab := `//div[contains(@class,"ant-drawer")]//div[@role="tab"][normalize-space(.)="Verifications"]`
@@ -178,11 +196,28 @@ func (b *Browser) Verification(s *Server, project, stage string) (*Verification,
 		if err := chromedp.Do(ctx, chromedp.Click(tab)); err != nil {
 			return err
 		}
-		var err error
-		v.Row, err = poll[string](ctx, `(() => { const r = `+firstRow+`; return r ? r.innerText.trim() : ''; })()`)
+		// a row, or antd's empty table ("No data"): the table is drawn from the Stage the drawer already
+		// holds, so an empty one is not a table still loading
+		shown, err := poll[string](ctx, `(() => { const p = `+activePane+`; if (!p) return '';
+			const r = p.querySelector('tr.ant-table-row'); if (r) return 'row:' + r.innerText.trim();
+			return p.querySelector('.ant-table-placeholder') ? 'empty:' : ''; })()`)
+		v.Row = strings.TrimPrefix(shown, "row:")
+		if shown == "empty:" {
+			v.Row = ""
+		}
 		return err
 	}); err != nil {
 		return nil, err
+	}
+	if v.Row == "" {
+		return v, b.step("capture the empty Verifications tab", func(ctx context.Context) error {
+			if err := settle(ctx); err != nil {
+				return err
+			}
+			var err error
+			v.TabShot, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
+			return err
+		})
 	}
 	if err := b.step("read the verification's AnalysisRun", func(ctx context.Context) error {
 		var err error
@@ -218,6 +253,9 @@ func (b *Browser) Verification(s *Server, project, stage string) (*Verification,
 		return err
 	}); err != nil {
 		return nil, err
+	}
+	if v.AnalysisRun == "" {
+		return v, nil
 	}
 	if err := b.step("open the AnalysisRun "+v.AnalysisRun, func(ctx context.Context) error {
 		// move away first: the tooltip would cover the link

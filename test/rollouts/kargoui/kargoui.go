@@ -101,7 +101,8 @@ func FindPrograms() (p Programs, missing []string, err error) {
 // Verification is what the Stage's page showed of its newest verification.
 type Verification struct {
 	// Row is the visible text of the verification's row in the Verifications tab (date, duration,
-	// AnalysisRun, Freight), AnalysisRun the text of its link.
+	// AnalysisRun, Freight), "" when the table is empty; AnalysisRun the text of its link, "" when the
+	// verification names no AnalysisRun (then Summary, Metrics and RunShot are empty).
 	Row         string
 	AnalysisRun string
 	// Tooltip is the text of the phase icon's tooltip: the phase, then the verification's message.
@@ -117,22 +118,46 @@ type Verification struct {
 	TabShot, RunShot []byte
 }
 
-// WriteScreenshots writes v's screenshots as <prefix>-verifications.png and <prefix>-analysisrun.png
-// into dir (made if needed), after checking that neither is blank, and returns their paths.
+// Screenshot is one PNG of the page, named for the file it goes to.
+type Screenshot struct {
+	Name string
+	PNG  []byte
+}
+
+// Screenshots are v's screenshots: the Verifications tab, and the AnalysisRun's modal when the row
+// named one (a verification without an AnalysisRun has no modal to show).
+func (v *Verification) Screenshots() []Screenshot {
+	shots := []Screenshot{{"verifications", v.TabShot}}
+	if v.AnalysisRun != "" {
+		shots = append(shots, Screenshot{"analysisrun", v.RunShot})
+	}
+	return shots
+}
+
+// CheckScreenshots fails if one of v's screenshots is blank (NotBlank), naming it.
+func CheckScreenshots(prefix string, v *Verification) error {
+	for _, s := range v.Screenshots() {
+		if err := NotBlank(s.PNG); err != nil {
+			return fmt.Errorf("%s-%s.png: %w", prefix, s.Name, err)
+		}
+	}
+	return nil
+}
+
+// WriteScreenshots writes v's screenshots as <prefix>-verifications.png and, with an AnalysisRun,
+// <prefix>-analysisrun.png into dir (made if needed), after checking that none is blank, and returns
+// their paths.
 func WriteScreenshots(dir, prefix string, v *Verification) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var paths []string
-	for _, s := range []struct {
-		name string
-		png  []byte
-	}{{"verifications", v.TabShot}, {"analysisrun", v.RunShot}} {
-		path := filepath.Join(dir, prefix+"-"+s.name+".png")
-		if err := NotBlank(s.png); err != nil {
+	for _, s := range v.Screenshots() {
+		path := filepath.Join(dir, prefix+"-"+s.Name+".png")
+		if err := NotBlank(s.PNG); err != nil {
 			return paths, fmt.Errorf("%s: %w", path, err)
 		}
-		if err := os.WriteFile(path, s.png, 0o644); err != nil {
+		if err := os.WriteFile(path, s.PNG, 0o644); err != nil {
 			return paths, err
 		}
 		paths = append(paths, path)

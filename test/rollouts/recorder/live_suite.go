@@ -133,6 +133,11 @@ type LiveResult struct {
 	// the model decides on the same Application and run; ModelDiffs the ticks where they differ.
 	KargoFrames []KargoFrame `json:"kargoFrames,omitempty"`
 	ModelDiffs  []string     `json:"modelDiffs,omitempty"`
+	// KargoProject is the scenario's Kargo Project (its namespace, which outlives the scenario) and
+	// KargoFinal what Kargo's controller last wrote there, for the browser proof (live_kargoui.go);
+	// with Kargo's own controller only, and not in the report.
+	KargoProject string     `json:"-"`
+	KargoFinal   KargoState `json:"-"`
 	// Frames are the Application's distinct states (notifications.Trim), for the notifications proofs
 	// (test/testdata/live/<version>-applications.yaml; not in the report).
 	Frames []notifications.Frame `json:"-"`
@@ -309,6 +314,7 @@ func RecordLive(env *Env, a *ArgoCD, kargo *Kargo, sc Scenario, bins pluginBinar
 		Violations: k.violations, Frames: d.AppFrames(), Kargo: k.decidedBy(), VerificationMessage: message}
 	if k.real != nil {
 		res.KargoFrames, res.ModelDiffs = k.frames, modelDiffs(k.frames)
+		res.KargoProject, res.KargoFinal = k.real.ns, k.state
 	}
 	if k.rollback != nil {
 		// the release's Freight was replaced: its verification and verified are the ones kept at the
@@ -499,6 +505,10 @@ func RunLive(t *testing.T, env *Env, update bool) {
 			}
 			t.Logf("built-in: health %v, Promotion %s, Stage %v, verification %v, verified %v; rules broken %v", res.Health, res.Promotion, res.Stage, res.Verification, res.Verified, b)
 		})
+	}
+	// what a Kargo user sees of those Stages: Kargo's own UI, in a browser (live_kargoui.go)
+	if kargo != nil {
+		t.Run("kargo-ui", func(t *testing.T) { runKargoUI(t, env, scenarios, report.Scenarios, update) })
 	}
 	t.Logf("with the built-ins, %d rules broken and %d health sequences other than ours in %d scenarios", report.BuiltinBroken, differ, len(LiveScenarios))
 	if len(scenarios) != len(LiveScenarios) {
