@@ -224,8 +224,8 @@ endef
 define e2e_reliability
 cd test/rollouts-v1.8 && $(E2E_ENV) $(GO) test -count=1 -timeout 30m -run '^TestReliability$$' .
 endef
-# On Kargo's controller TestLive and TestLiveHumanGate took 855 s together warm on two idle cores: the
-# timeout leaves room for a slower machine.
+# On Kargo's controller TestLive (15 scenarios × 2 installs, then Kargo's UI in Chromium) and
+# TestLiveHumanGate took 1,004 s together warm on two idle cores: the timeout leaves room for a slower machine.
 define e2e_live_run
 $(call rollouts_test,v1.10,-timeout 50m -run '^(TestLive|TestLiveHumanGate)$$')
 endef
