@@ -31,6 +31,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"testing"
 
 	"github.com/analysis-health/analysis-health/internal/upstream"
 )
@@ -96,6 +98,40 @@ func FindPrograms() (p Programs, missing []string, err error) {
 		missing = append(missing, fmt.Sprintf("Chromium %s (%s)", p.Chromium, EnvChromium))
 	}
 	return p, missing, nil
+}
+
+// ProgramsOrSkip is FindPrograms for a test: one that lacks a program skips with one line naming what is
+// missing (upstream.Missing, which CI's skip log fails on).
+func ProgramsOrSkip(t testing.TB) Programs {
+	t.Helper()
+	p, missing, err := FindPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) > 0 {
+		upstream.Missing(t, "Kargo's UI in a browser needs "+strings.Join(missing, "; "))
+	}
+	return p
+}
+
+// Open starts Kargo's API server with the UI against the cluster of kubeconfig and a browser logged in
+// as admin; both stop when t ends.
+func Open(t testing.TB, p Programs, kubeconfig string) (*Server, *Browser) {
+	t.Helper()
+	s, err := StartServer(p.Program, p.UI, kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	b, err := NewBrowser(p.Chromium)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	if err := b.Login(s); err != nil {
+		t.Fatalf("%v\nKargo's log: %s", err, s.LogTail())
+	}
+	return s, b
 }
 
 // Verification is what the Stage's page showed of its newest verification.

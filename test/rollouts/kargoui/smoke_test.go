@@ -56,13 +56,7 @@ const (
 // AnalysisRun and metric.
 func TestKargoUISmoke(t *testing.T) {
 	crds := upstream.Vendored(t, "kargo/"+kargoui.KargoVersion+"/charts/kargo/resources/crds")
-	progs, missing, err := kargoui.FindPrograms()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(missing) > 0 {
-		upstream.Missing(t, "Kargo's UI in a browser needs "+strings.Join(missing, "; "))
-	}
+	progs := kargoui.ProgramsOrSkip(t)
 	// The plugin's verdict on a frame recorded from Argo Rollouts' controllers (canary-step-failed: the
 	// canary's step analysis failed), as the plugin returns it to the analysis controller.
 	fixture, err := upstream.RepoRoot()
@@ -110,19 +104,7 @@ func TestKargoUISmoke(t *testing.T) {
 	}
 	t.Logf("cluster and objects ready in %s", time.Since(start).Round(time.Second))
 
-	s, err := kargoui.StartServer(progs.Program, progs.UI, c.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	b, err := kargoui.NewBrowser(progs.Chromium)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if err := b.Login(s); err != nil {
-		t.Fatalf("%v\nKargo's log: %s", err, s.LogTail())
-	}
+	s, b := kargoui.Open(t, progs, c.Kubeconfig)
 	got, err := b.Verification(s, project, stage)
 	if err != nil {
 		t.Fatalf("%v\nKargo's log: %s", err, s.LogTail())

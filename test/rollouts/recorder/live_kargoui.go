@@ -33,13 +33,7 @@ const kargoUIShots = "docs/images/kargo-ui"
 // each Stage still holds what Kargo's controller wrote at the scenario's end. What the page shows is held
 // to the cluster's objects: the Stage's newest verification and its AnalysisRun.
 func runKargoUI(t *testing.T, env *Env, played []LiveScenario, results []LiveResult, update bool) {
-	progs, missing, err := kargoui.FindPrograms()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(missing) > 0 {
-		upstream.Missing(t, "Kargo's UI in a browser needs "+strings.Join(missing, "; "))
-	}
+	progs := kargoui.ProgramsOrSkip(t)
 	root, err := upstream.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -53,19 +47,7 @@ func runKargoUI(t *testing.T, env *Env, played []LiveScenario, results []LiveRes
 		t.Fatal(err)
 	}
 	start := time.Now()
-	s, err := kargoui.StartServer(progs.Program, progs.UI, env.Cluster.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	b, err := kargoui.NewBrowser(progs.Chromium)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if err := b.Login(s); err != nil {
-		t.Fatalf("%v\nKargo's log: %s", err, s.LogTail())
-	}
+	s, b := kargoui.Open(t, progs, env.Cluster.Kubeconfig)
 	t.Logf("Kargo's API server with its UI and Chromium ready, logged in, in %s", time.Since(start).Round(time.Second))
 	ran := map[string]bool{}
 	for _, sc := range played {
