@@ -8,48 +8,45 @@ import (
 	"testing"
 )
 
-func TestVendoredSkipsAndRecords(t *testing.T) {
+// TestSkipsAndRecords: a proof whose vendored folder (Vendored) or program (Missing) is absent stops
+// there, and its skip is one line of the log naming the package, the test and what is missing.
+func TestSkipsAndRecords(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-vendor")
-	log := filepath.Join(t.TempDir(), "skips")
-	t.Setenv(EnvVendor, missing)
-	t.Setenv(EnvSkipLog, log)
-	var reached bool
-	ok := t.Run("proof", func(t *testing.T) {
-		Vendored(t, "argo-helm/charts/argo-cd")
-		reached = true
-	})
-	if !ok || reached {
-		t.Fatalf("the proof ran past a missing vendor folder (ok=%v reached=%v)", ok, reached)
-	}
-	raw, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	want := filepath.Join(missing, "argo-helm", "charts", "argo-cd")
-	if len(lines) != 1 || !strings.Contains(lines[0], want) || !strings.Contains(lines[0], "TestVendoredSkipsAndRecords/proof") ||
-		!strings.HasPrefix(lines[0], "./internal/upstream: ") {
-		t.Errorf("skip log = %q, want one line naming ./internal/upstream, the test and %s", raw, want)
-	}
-}
-
-func TestMissingSkipsAndRecords(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "skips")
-	t.Setenv(EnvSkipLog, log)
-	var reached bool
-	ok := t.Run("proof", func(t *testing.T) {
-		Missing(t, "Chromium (apt-get install -y chromium)")
-		reached = true
-	})
-	if !ok || reached {
-		t.Fatalf("the proof ran past a missing program (ok=%v reached=%v)", ok, reached)
-	}
-	raw, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "./internal/upstream: TestMissingSkipsAndRecords/proof: Chromium (apt-get install -y chromium)\n"; string(raw) != want {
-		t.Errorf("skip log = %q, want %q", raw, want)
+	for _, tc := range []struct {
+		name  string
+		skip  func(t *testing.T)
+		parts []string // what the one line must hold (the whole line, with its newline, when it is known)
+	}{
+		{"Vendored", func(t *testing.T) { Vendored(t, "argo-helm/charts/argo-cd") },
+			[]string{filepath.Join(missing, "argo-helm", "charts", "argo-cd")}},
+		{"Missing", func(t *testing.T) { Missing(t, "Chromium (apt-get install -y chromium)") },
+			[]string{"./internal/upstream: TestSkipsAndRecords/Missing/proof: Chromium (apt-get install -y chromium)\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "skips")
+			t.Setenv(EnvVendor, missing)
+			t.Setenv(EnvSkipLog, log)
+			var reached bool
+			ok := t.Run("proof", func(t *testing.T) {
+				tc.skip(t)
+				reached = true
+			})
+			if !ok || reached {
+				t.Fatalf("the proof ran past what is missing (ok=%v reached=%v)", ok, reached)
+			}
+			raw, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append([]string{"./internal/upstream: TestSkipsAndRecords/" + tc.name + "/proof: "}, tc.parts...)
+			ok = strings.Count(string(raw), "\n") == 1
+			for _, w := range want {
+				ok = ok && strings.Contains(string(raw), w)
+			}
+			if !ok {
+				t.Errorf("skip log = %q, want one line naming ./internal/upstream and %q", raw, want)
+			}
+		})
 	}
 }
 
