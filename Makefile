@@ -289,7 +289,7 @@ stream/v1.10:
 # floor of the controller's plugin path. make e2e runs v1.8.5's TestReliability with the 200
 # load of the plugin only, and writes nothing.
 RELIABILITY_LOAD ?= 200,2000,2000@400
-RELIABILITY_LOAD_110 ?= 200,2000@400,10000@400
+RELIABILITY_LOAD_110 ?= 500:1,200,2000@400,10000@400
 RELIABILITY_TIMEOUT ?= 150m
 RELIABILITY_FUZZTIME ?= 2m
 RELIABILITY_FUZZ = internal/plugin/rolloutplugin:FuzzParseConfig internal/plugin/rolloutplugin:FuzzMetric internal/plugin/verdict:FuzzMutatedObjects

@@ -25,6 +25,7 @@ import (
 	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -457,3 +458,16 @@ func guardedConfig(cfg *rest.Config, refused *int, mu *sync.Mutex, live bool) *r
 	})
 	return cfg
 }
+
+// repoRoot is the main module, two levels above this package.
+func repoRoot() string { return filepath.Join(sourceDir(), "..", "..", "..") }
+
+// testdataDir is the proofs' one folder of recorded data (test/testdata).
+func testdataDir() string { return filepath.Join(repoRoot(), "test", "testdata") }
+
+// ArgoCDNamespace is where Argo CD runs and its Applications live.
+const ArgoCDNamespace = "argocd"
+
+// ApplicationGVR is Argo CD's Application resource (its CRD, manifests/crds/application-crd.yaml, declares
+// no status subresource: the controller writes status with an update or patch of the object).
+var ApplicationGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -180,3 +181,6 @@ func (w *World) HoldPods(podHash string, hold bool) error {
 	}
 	return w.env.Cluster.command(cmd + " " + w.ns + "/" + podHash)
 }
+
+// ErrNoDelivery is returned by a live scenario that needs the recorder's own writes.
+var ErrNoDelivery = errors.New("the scenario cannot be delivered through git")

@@ -9,21 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The live suite: Argo CD v3.6.1's own application controller and repo-server (the program of
 // ../live/argocd, a subprocess: its module pins k8s.io/* v0.37.0, this one Rollouts' v0.34.5) on the
 // same API server as the Rollouts controllers, delivering the scenarios' revisions from a git
 // repository instead of the recorder's own writes (Delivery).
-
-// ArgoCDNamespace is where Argo CD runs and its Applications live.
-const ArgoCDNamespace = "argocd"
-
-// ApplicationGVR is Argo CD's Application resource (its CRD, manifests/crds/application-crd.yaml, declares
-// no status subresource: the controller writes status with an update or patch of the object).
-var ApplicationGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
 
 // ArgoCD is the Argo CD program on the Env's cluster.
 type ArgoCD struct {

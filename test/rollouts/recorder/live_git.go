@@ -5,7 +5,6 @@ package recorder
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -654,9 +653,6 @@ func (g *GitDelivery) Finish(w *World) {
 		<-g.watched
 	}
 }
-
-// ErrNoDelivery is returned by a live scenario that needs the recorder's own writes.
-var ErrNoDelivery = errors.New("the scenario cannot be delivered through git")
 
 // RunAction runs Argo CD's resource action on the Rollout in the Argo CD program (`argocd-live action`:
 // the action's Lua from the installed argocd-cm or the built-ins, and the server's patch), as a user's

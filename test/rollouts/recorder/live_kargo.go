@@ -201,13 +201,6 @@ func stableAtRelease(w *World) string {
 	return ro.Status.StableRS
 }
 
-func note(seq []string, s string) []string {
-	if len(seq) == 0 || seq[len(seq)-1] != s {
-		return append(seq, s)
-	}
-	return seq
-}
-
 // application reads what Kargo reads of the Application.
 func (k *kargoDriver) application() (stage.Application, error) {
 	u, err := k.d.dyn.Resource(ApplicationGVR).Namespace(ArgoCDNamespace).Get(context.Background(), k.d.app, metav1.GetOptions{})

@@ -228,11 +228,3 @@ func analysisStatusLabel(phase v1alpha1.AnalysisPhase, failed, errored, inconclu
 	}
 	return "Analysis status unknown"
 }
-
-func keys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}

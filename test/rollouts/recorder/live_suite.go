@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,9 +47,23 @@ type LiveScenario struct {
 
 // noAnalysisLive is the no-analysis scenario named as it is live: promoted, no analysis, the Freight
 // verified by Kargo (with ours: our verification's default policy, successful, after full promotion).
-func noAnalysisLive(sc noAnalysisScenario, health ...string) LiveScenario {
-	return LiveScenario{Name: sc.Name, Health: health, Promotion: "Succeeded", Stage: "Healthy",
-		Verification: "Successful", Verified: true, Case: sc.Case}
+// Its Case is the catalogue's (declared).
+func noAnalysisLive(name string, health ...string) LiveScenario {
+	return LiveScenario{Name: name, Health: health, Promotion: "Succeeded", Stage: "Healthy",
+		Verification: "Successful", Verified: true}
+}
+
+// declared is LiveScenarios with the case of each no-analysis scenario, as the catalogue names it.
+func declared(cat Catalogue) []LiveScenario {
+	out := slices.Clone(LiveScenarios)
+	for i := range out {
+		for _, na := range cat.NoAnalysis {
+			if na.Name == out[i].Name {
+				out[i].Case = na.Case
+			}
+		}
+	}
+	return out
 }
 
 var (
@@ -86,9 +101,9 @@ var LiveScenarios = []LiveScenario{
 		Verification: notStarted, Rollback: "Succeeded", RollbackVerification: "Successful"},
 	{Name: "canary-retry-after-abort", Health: []string{"Progressing", "Degraded", "Progressing", "Suspended", "Progressing", "Healthy"},
 		Promotion: "Errored", Stage: "Unknown", Verification: notStarted},
-	noAnalysisLive(noAnalysisScenarios[0], "Progressing", "Healthy"),
-	noAnalysisLive(noAnalysisScenarios[1], "Progressing", "Suspended", "Progressing", "Suspended", "Progressing", "Healthy"),
-	noAnalysisLive(noAnalysisScenarios[2], "Progressing", "Suspended", "Progressing", "Healthy"),
+	noAnalysisLive("first-deployment", "Progressing", "Healthy"),
+	noAnalysisLive("canary-without-analysis", "Progressing", "Suspended", "Progressing", "Suspended", "Progressing", "Healthy"),
+	noAnalysisLive("canary-analysis-removed", "Progressing", "Suspended", "Progressing", "Healthy"),
 }
 
 // LiveResult is one scenario run live.
@@ -148,13 +163,6 @@ func (r *LiveResult) finalVerification() string {
 		return notStarted
 	}
 	return last(r.Verification)
-}
-
-func last(s []string) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return s[len(s)-1]
 }
 
 func (r *LiveResult) finalStage() string {
@@ -379,7 +387,7 @@ func (r LiveReport) stable() LiveReport {
 // rules, then runs them with Argo CD's built-in health checks, which must break a rule somewhere. With
 // update it writes the report (../testdata/live/<version>.yaml); without, the committed report must
 // agree with this run (but for what stable leaves out).
-func RunLive(t *testing.T, env *Env, update bool) {
+func RunLive(t *testing.T, env *Env, cat Catalogue, update bool) {
 	replay, err := replayHealth()
 	if err != nil {
 		t.Fatal(err)
@@ -402,22 +410,22 @@ func RunLive(t *testing.T, env *Env, update bool) {
 	if !a.PersistResourceHealth {
 		t.Fatal("the application controller runs without --persist-resource-health: did the chart render generate --format notifications' argocd-cmd-params-cm?")
 	}
-	report := LiveReport{ArgoCD: "v3.6.1", Rollouts: RolloutsVersion(), Declared: LiveScenarios}
+	report := LiveReport{ArgoCD: "v3.6.1", Rollouts: RolloutsVersion(), Declared: declared(cat)}
 	apps := &notifications.Recording{ArgoCD: "v3.6.1", Rollouts: RolloutsVersion(), PersistResourceHealth: a.PersistResourceHealth}
 	ours := map[string][]string{}
-	scenarios := LiveScenarios
+	scenarios := report.Declared
 	// E2E_LIVE_SCENARIOS (comma-separated names) runs only those, for a contributor's look at one
 	// scenario: the report is then neither written nor compared
 	if only := os.Getenv("E2E_LIVE_SCENARIOS"); only != "" {
 		scenarios = nil
-		for _, sc := range LiveScenarios {
+		for _, sc := range report.Declared {
 			if strings.Contains(","+only+",", ","+sc.Name+",") {
 				scenarios = append(scenarios, sc)
 			}
 		}
 	}
 	for _, want := range scenarios {
-		sc, ok := scenarioNamed(want.Name)
+		sc, ok := cat.Named(want.Name)
 		if !ok {
 			t.Fatalf("no scenario %s", want.Name)
 		}
@@ -488,7 +496,7 @@ func RunLive(t *testing.T, env *Env, update bool) {
 	}
 	differ := 0
 	for _, want := range scenarios {
-		sc, _ := scenarioNamed(want.Name)
+		sc, _ := cat.Named(want.Name)
 		t.Run("built-in/"+want.Name, func(t *testing.T) {
 			t.Chdir(t.TempDir())
 			res, err := RecordLive(env, a, kargo, sc, bins, config, false)
@@ -623,19 +631,4 @@ func StartKargo(env *Env) (*Kargo, error) {
 		return nil, err
 	}
 	return k, nil
-}
-
-// scenarioNamed is the recorded scenario, or the no-analysis scenario as played live, named name.
-func scenarioNamed(name string) (Scenario, bool) {
-	for _, sc := range Scenarios {
-		if sc.Name == name {
-			return sc, true
-		}
-	}
-	for _, sc := range noAnalysisScenarios {
-		if sc.Name == name {
-			return sc.liveScenario(), true
-		}
-	}
-	return Scenario{}, false
 }

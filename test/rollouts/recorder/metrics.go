@@ -10,6 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	analysisutil "github.com/argoproj/argo-rollouts/utils/analysis"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 )
 
 // Answer is one scripted reply of the metrics server to one measurement.
@@ -235,4 +239,25 @@ func (m *MetricsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"status": "success",
 		"data":   map[string]any{"resultType": "vector", "result": result},
 	})
+}
+
+// endpointOf is the metrics server's endpoint and run a run's metric queries (MetricsServer.ServeHTTP):
+// the metric resolved with the run's args (utils/analysis factory.go ResolveMetricArgs, which the analysis
+// controller applies before every measurement, analysis/analysis.go).
+func endpointOf(m v1alpha1.Metric, args []v1alpha1.Argument) (Endpoint, error) {
+	r, err := analysisutil.ResolveMetricArgs(m, args)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	switch {
+	case r.Provider.Web != nil:
+		u, err := url.Parse(r.Provider.Web.URL)
+		if err != nil {
+			return Endpoint{}, err
+		}
+		return WebEndpoint(u), nil
+	case r.Provider.Prometheus != nil:
+		return PrometheusEndpoint(r.Provider.Prometheus.Query), nil
+	}
+	return Endpoint{}, fmt.Errorf("no web or prometheus provider")
 }

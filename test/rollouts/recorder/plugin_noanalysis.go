@@ -12,122 +12,12 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
 )
 
-// noAnalysisScenario is played once, with a verification at release and the two in Kargo's order for
-// each policy (--no-analysis of `generate --format kargo`), all measuring through the plugin at once.
-type noAnalysisScenario struct {
-	Name    string
-	Summary string
-	// Case is what the scenario is, by construction, as the plugin must name it in its message.
-	Case string
-	// Outcomes are the declared outcome of every verification, by policy.
-	Outcomes map[string]string
-	// Play leaves the revision to verify released and recording (S.Release, S.DeployRecorded).
-	Play func(s *S)
-}
-
 // noAnalysisPolicies are the values of --no-analysis, in the report's order.
 var noAnalysisPolicies = []string{"successful", "inconclusive", "failed"}
-
-// whatEachPolicySays is the outcome each policy declares for a revision promoted without analysis:
-// successful keeps the plugin's earlier answer.
-var whatEachPolicySays = map[string]string{"successful": "Successful", "inconclusive": "Inconclusive", "failed": "Failed"}
-
-// noAnalysisScenarios are the three ways a Rollout's revision reaches full promotion without analysis.
-var noAnalysisScenarios = []noAnalysisScenario{
-	{
-		Name: "first-deployment", Case: "first deployment", Outcomes: whatEachPolicySays,
-		Summary: "A Stage's first promotion: Argo CD creates the Rollout, whose canary strategy has a step analysis; the controller promotes the first revision at once and runs no analysis (rollout/analysis.go reconcileAnalysisRuns skips it while status.stableRS is empty).",
-		Play: func(s *S) {
-			s.Answers("success-rate", good)
-			s.DeployRecorded(stepAnalysisCanary("success-rate"))
-			s.Settle()
-		},
-	},
-	{
-		Name: "canary-without-analysis", Case: "no analysis in the strategy", Outcomes: whatEachPolicySays,
-		Summary: "A canary whose steps are weights and pauses only: the new revision goes through them and is promoted with no analysis.",
-		Play: func(s *S) {
-			s.Deploy(CanaryRollout("", SetWeight(25), Pause(20), SetWeight(50), Pause(20)))
-			s.Release()
-			s.Settle()
-		},
-	},
-	{
-		Name: "canary-analysis-removed", Case: "analysis removed", Outcomes: whatEachPolicySays,
-		Summary: "Revision 2's step analysis passes and it is promoted (not recorded); revision 3 removes the analysis step from the strategy, and is promoted with no analysis.",
-		Play: func(s *S) {
-			s.Answers("success-rate", good)
-			s.Deploy(stepAnalysisCanary("success-rate"))
-			s.DeliverEarlier("Argo CD syncs revision 2: image "+ImageV2, func(ro *v1alpha1.Rollout) {
-				ro.Spec.Template.Spec.Containers[0].Image = ImageV2
-			})
-			s.Until("revision 2 promoted after its analysis", 60, func(ro *v1alpha1.Rollout) bool {
-				return Promoted(ro) && ro.Status.Phase == v1alpha1.RolloutPhaseHealthy && RevisionOf(ro) == "2"
-			})
-			s.Ticks(4)
-			s.ReleaseChange("Argo CD syncs the new Freight without the analysis step: image "+ImageV3, func(ro *v1alpha1.Rollout) {
-				ro.Spec.Template.Spec.Containers[0].Image = ImageV3
-				ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{SetWeight(25), SetWeight(50), Pause(20)}
-			})
-			s.Settle()
-		},
-	},
-}
-
-// liveScenario is sc as the live suite plays it (Kargo's order, our generated verification with the
-// default policy, successful): the revision is promoted, no analysis of it runs, and the verification
-// ends Successful once it is fully promoted.
-func (sc noAnalysisScenario) liveScenario() Scenario {
-	return Scenario{Name: sc.Name, Strategy: "canary", Summary: sc.Summary, Outcome: OutcomePromoted,
-		Verification: "Successful", Kargo: "Successful", Play: sc.Play}
-}
-
-// DeployRecorded creates the objects as Argo CD's first sync of a Stage would, and starts recording at
-// once: the first revision is the one delivered.
-func (s *S) DeployRecorded(ro *v1alpha1.Rollout) {
-	var objs []runtime.Object
-	for _, t := range Templates(s.w.Metrics()) {
-		objs = append(objs, t)
-	}
-	for _, svc := range Services(ro) {
-		objs = append(objs, svc)
-	}
-	objs = append(objs, ro)
-	event := "Argo CD syncs the Stage's first Freight: it creates the Rollout, image " + ro.Spec.Template.Spec.Containers[0].Image
-	if d := s.w.opts.Delivery; d != nil {
-		sd, ok := d.(StageDelivery)
-		if !ok {
-			s.fail("%v: the first Freight as the release needs a StageDelivery", ErrNoDelivery)
-		}
-		s.deployed = ro.DeepCopy()
-		s.must(sd.DeployRelease(s.w, objs, event))
-	} else {
-		s.must(s.w.Create(objs...))
-		s.w.Event("%s", event)
-	}
-	s.must(s.w.StartRecording())
-}
-
-// DeliverEarlier delivers a change of the Rollout before the release, unrecorded: a Freight the Stage
-// ran before the one the scenario is about.
-func (s *S) DeliverEarlier(event string, mutate func(*v1alpha1.Rollout)) {
-	d := s.w.opts.Delivery
-	if d == nil {
-		s.must(s.w.UpdateSpec(event, mutate))
-		return
-	}
-	sd, ok := d.(StageDelivery)
-	if !ok {
-		s.fail("%v: an earlier Freight needs a StageDelivery", ErrNoDelivery)
-	}
-	mutate(s.deployed)
-	s.must(sd.Deliver(s.w, mutate, event))
-}
 
 // NoAnalysisResult is one no-analysis scenario's outcome in the report.
 type NoAnalysisResult struct {
@@ -192,7 +82,7 @@ func playNoAnalysis(env *Env, sc noAnalysisScenario, bins pluginBinaries, config
 		}
 		tick := w.reconciles
 		ro := w.Rollout()
-		stable, _, _ := unstructured.NestedString(w.frames[0].Rollout, "status", "stableRS")
+		stable, _, _ := unstructured.NestedString(w.Frames()[0].Rollout, "status", "stableRS")
 		if released == "" && ro.Status.CurrentPodHash != stable && ro.Status.CurrentPodHash != "" {
 			released = ro.Status.CurrentPodHash
 		}

@@ -19,18 +19,13 @@ import (
 // whose argo-rollouts-config no longer lists the plugin. Every measurement is Error, naming the plugin, and
 // the run ends Error once the metric's errors exceed the default consecutiveErrorLimit; it is never
 // Successful, so Kargo's verification fails.
-func RunPluginRemoved(t *testing.T, env *Env) {
+func RunPluginRemoved(t *testing.T, env *Env, cat Catalogue) {
 	bins := preparePlugin(t)
 	defer goplugin.CleanupClients()
 	t.Setenv("KUBECONFIG", env.Cluster.Kubeconfig)
 	t.Chdir(t.TempDir())
-	var sc Scenario
-	for _, s := range Scenarios {
-		if s.Name == "canary-step-successful" {
-			sc = s
-		}
-	}
-	if sc.Name == "" {
+	sc, ok := cat.Named("canary-step-successful")
+	if !ok {
 		t.Fatal("no scenario canary-step-successful")
 	}
 	opts := sc.Options

@@ -4,6 +4,7 @@ package recorder
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -155,4 +156,9 @@ func (w *World) unstructuredState() (map[string]any, []map[string]any, []map[str
 		exps = append(exps, u)
 	}
 	return rollout, runs, exps, nil
+}
+
+// TimelineDir is where the timelines of this build's Rollouts version live.
+func TimelineDir() string {
+	return filepath.Join(testdataDir(), "timelines", RolloutsVersion())
 }
