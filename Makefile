@@ -160,7 +160,7 @@ example:
 
 # The end-to-end proof (docs/why.md): Argo Rollouts' own rollout, analysis and experiment controllers,
 # v1.8.5 (test/rollouts-v1.8) and v1.10.2 (test/rollouts-v1.10), driven by the recorder
-# (test/rollouts/recorder) on a real kube-apiserver v1.34.5 with etcd and the ReplicaSet controller (the
+# (test/rollouts/harness, scenarios, pluginproof, reliability, live) on a real kube-apiserver v1.34.5 with etcd and the ReplicaSet controller (the
 # program of test/kube-apiserver-v1.34, built once for both); their tests prove the committed timelines
 # in test/testdata are what the controllers record today, and the plugin in the real analysis controller.
 # The replay of every frame through Argo CD v2.14 is test/argocd-v2.14/e2e (in `make unit`). UPDATE=1
@@ -179,11 +179,12 @@ E2E_ENV = E2E_APISERVER=$(E2E_APISERVER) E2E_PLUGIN=$(E2E_PLUGIN) E2E_ANALYSIS_H
 # Every test of the Rollouts modules but the reliability and the live suite, which run on their own.
 E2E_RECORD = -skip '^(TestReliability|TestLive|TestLiveHumanGate)$$'
 # v1.10's module is built with the live suite's tag, so that its recording and the live suite share one
-# test binary; rollouts_v1_10 selects the recorder's v1.10 controller wiring.
+# test binary; rollouts_v1_10 selects the harness's v1.10 controller wiring.
 E2E_TAGS_v1.10 = -tags 'rollouts_v1_10 e2e_live'
-# rollouts_test MOD, FLAGS: go test in a Rollouts module, with the e2e binaries.
+# rollouts_test MOD, FLAGS: go test in a Rollouts module, with the e2e binaries. E2E_TEST_FLAGS=-json
+# gives the passed test and subtest counts of each suite (what a change of the recorder's packages keeps).
 define rollouts_test
-cd test/rollouts-$(1) && $(E2E_ENV) GOTOOLCHAIN=$(call toolchain,test/rollouts-$(1)) $(GO) test -count=1 $(E2E_TAGS_$(1)) $(2) . $(UPDATE_FLAG)
+cd test/rollouts-$(1) && $(E2E_ENV) GOTOOLCHAIN=$(call toolchain,test/rollouts-$(1)) $(GO) test -count=1 $(E2E_TEST_FLAGS) $(E2E_TAGS_$(1)) $(2) . $(UPDATE_FLAG)
 endef
 define e2e_bins
 cd test/kube-apiserver-v1.34 && GOTOOLCHAIN=$(call toolchain,test/kube-apiserver-v1.34) $(GO) build -o $(E2E_APISERVER) .
@@ -209,7 +210,7 @@ if [ "$(E2E_LIVE_KARGO)" = 0 ]; then :; \
 	else echo "not building Kargo's control plane: $(KARGO_NESTED) is not vendored"; rm -f $(E2E_KARGO); fi
 endef
 # Kargo's UI and its API server, which the live suite opens in a browser on the Stages Kargo's controller
-# verified (TestLive's kargo-ui subtest, test/rollouts/recorder/live_kargoui.go); not for E2E_LIVE_KARGO=0.
+# verified (TestLive's kargo-ui subtest, test/rollouts/live/kargoui.go); not for E2E_LIVE_KARGO=0.
 define e2e_kargo_ui
 if [ "$(E2E_LIVE_KARGO)" != 0 ]; then $(MAKE) --no-print-directory kargo-ui kargo-api-ui; fi
 endef
@@ -222,7 +223,7 @@ endef
 # the plugin's reliability (docs/reliability.md): faults, least privilege, oversized objects and the
 # 200-Rollout load, asserted; never -update here (make reliability records the run the page shows)
 define e2e_reliability
-cd test/rollouts-v1.8 && $(E2E_ENV) $(GO) test -count=1 -timeout 30m -run '^TestReliability$$' .
+cd test/rollouts-v1.8 && $(E2E_ENV) $(GO) test -count=1 $(E2E_TEST_FLAGS) -timeout 30m -run '^TestReliability$$' .
 endef
 # On Kargo's controller TestLive (15 scenarios × 2 installs, then Kargo's UI in Chromium) and
 # TestLiveHumanGate took 1,004 s together warm on two idle cores: the timeout leaves room for a slower machine.
@@ -237,7 +238,7 @@ e2e:
 	$(rollouts_corpus)
 	$(e2e_reliability)
 
-# The live suite (test/rollouts/recorder/live*.go, docs/why.md "Live"): Argo CD v3.6.1's own application
+# The live suite (test/rollouts/live, docs/why.md "Live"): Argo CD v3.6.1's own application
 # controller and repo-server (the program of test/live-argocd-v3.6) on the same real API server as
 # Rollouts v1.10.2's controllers, syncing the scenarios' revisions from a git repository (the real `git`),
 # argocd-cm rendered by Helm from the vendored argo-helm chart with `generate --format helm`.

@@ -513,7 +513,7 @@ func kargoRBAC(o KargoOptions) ([]byte, error) {
 		// exactly the requests the plugin makes: its direct reads (rolloutplugin read) get the Rollout,
 		// list its revision's runs and experiments by label and get the runs an experiment names; its
 		// watches (package watchcache) list and watch the three resources of the namespace.
-		// test/rollouts/recorder TestReliability/LeastPrivilege removes each grant in turn.
+		// test/rollouts/reliability TestReliability/LeastPrivilege removes each grant in turn.
 		"rules": []any{
 			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"rollouts"}, "verbs": []any{"get", "list", "watch"}},
 			object{"apiGroups": []any{"argoproj.io"}, "resources": []any{"analysisruns"}, "verbs": []any{"get", "list", "watch"}},

@@ -408,7 +408,7 @@ func TestKargoRBAC(t *testing.T) {
 						}
 					}
 					// Reads of the three kinds only; that each grant is needed and enough is measured against the
-					// real API server's RBAC (test/rollouts/recorder TestReliability, least privilege).
+					// real API server's RBAC (test/rollouts/reliability TestReliability, least privilege).
 					for _, res := range rule.Resources {
 						if strings.Join(rule.APIGroups, ",") != "argoproj.io" || (res != "rollouts" && res != "analysisruns" && res != "experiments") {
 							t.Errorf("Role rule %+v", rule)

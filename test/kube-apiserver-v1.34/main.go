@@ -17,7 +17,7 @@
 // reconcile sees a cluster that has settled, and a timeline does not depend on goroutine scheduling.
 // Closing stdin stops the servers.
 //
-// Three flags serve the reliability suite (test/rollouts/recorder reliability_test.go): -rbac authorizes with RBAC
+// Three flags serve the reliability suite (test/rollouts/reliability): -rbac authorizes with RBAC
 // (the loopback admin is in system:masters and is allowed either way), -audit-log writes the API server's
 // audit log (every request at level Metadata) to a file, and -data-dir keeps etcd's data, its URLs and the
 // serving certificate in a directory, so that the program started again on it serves the same objects at

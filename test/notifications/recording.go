@@ -1,5 +1,5 @@
 // Package notifications holds what the notifications proofs share: the Applications the live suite
-// recorded frame by frame (test/testdata/live/<version>-applications.yaml, written by test/rollouts/recorder
+// recorded frame by frame (test/testdata/live/<version>-applications.yaml, written by test/rollouts/live
 // RunLive), the ground truth of each scenario read off the committed timelines (which AnalysisRuns of the
 // release failed, and their metrics), the checks every Argo CD release's notifications engine must pass on
 // them, and the table docs/notifications.md shows. The engines themselves run in the modules that pin

@@ -10,11 +10,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// PluginDir holds the plugin reports, test/rollouts/recorder RunPluginVerification's <version>.yaml, relative to
+// PluginDir holds the plugin reports, test/rollouts/pluginproof RunPluginVerification's <version>.yaml, relative to
 // the e2e directory.
 const PluginDir = "testdata/plugin"
 
-// The verifications of a plugin report entry (test/rollouts/recorder/plugin.go verificationAtStart, ...).
+// The verifications of a plugin report entry (test/rollouts/kargoverify/plugin.go VerificationAtStart, ...).
 const (
 	VerificationAtRelease = "at release"
 	VerificationBuiltin   = "Kargo, built-in health"

@@ -25,7 +25,7 @@ import (
 
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/upstream"
-	"github.com/analysis-health/analysis-health/test/rollouts/recorder"
+	"github.com/analysis-health/analysis-health/test/rollouts/cluster"
 )
 
 const kargoDoc = "../../docs/kargo.md"
@@ -136,7 +136,7 @@ func TestKargoQuickStart(t *testing.T) {
 		}
 	}
 
-	c, err := recorder.StartCluster()
+	c, err := cluster.StartCluster()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func objects(t *testing.T, raw []byte) []*unstructured.Unstructured {
 
 // installKargoCRDs creates Kargo v1.11.2's CRDs (its chart's resources/crds, vendored) and waits until
 // they are Established.
-func installKargoCRDs(t *testing.T, c *recorder.Cluster) {
+func installKargoCRDs(t *testing.T, c *cluster.Cluster) {
 	t.Helper()
 	dir := upstream.Vendored(t, "kargo/v1.11.2/charts/kargo/resources/crds")
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))

@@ -100,8 +100,8 @@ var selectsRuns = map[string]string{
 	"internal/gate/hooks/hooks.go":                     "labels Argo CD must not copy into a hook's AnalysisRun",
 	"internal/bench/worstcase/worstcase.go":            "a benchmark object's labels",
 	"test/kube-apiserver-v1.34/main.go":                "which Pods the simulated kubelet holds unready",
-	"test/rollouts/recorder/harness_tick.go":           "which Pods the simulated kubelet holds unready",
-	"test/rollouts/recorder/objects.go":                "a comment on Services' selectors",
+	"test/rollouts/harness/tick.go":                    "which Pods the simulated kubelet holds unready",
+	"test/rollouts/harness/objects.go":                 "a comment on Services' selectors",
 	"test/timeline/verdicts_test.go":                   "builds test objects",
 	"internal/plugin/verdict/verdict_test.go":          "builds test objects",
 	"internal/plugin/watchcache/watchcache_test.go":    "builds test objects",
@@ -156,7 +156,7 @@ func TestOneRuleForTheRunsOfARevision(t *testing.T) {
 		}
 	}
 	// the callers the rule is for
-	for _, rel := range []string{"internal/plugin/verdict/verdict.go", "test/timeline/verdicts.go", "test/rollouts/recorder/plugin_verification.go", "test/rollouts/recorder/scenarios_record.go"} {
+	for _, rel := range []string{"internal/plugin/verdict/verdict.go", "test/timeline/verdicts.go", "test/rollouts/kargoverify/verification.go", "test/rollouts/harness/record.go"} {
 		if !users[rel] {
 			t.Errorf("%s does not call analysisruns.Of", rel)
 		}

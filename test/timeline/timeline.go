@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Timeline mirrors recorder.Timeline (test/rollouts/recorder/scenarios.go); the modules share only the YAML.
+// Timeline mirrors harness.Timeline (test/rollouts/harness/record.go); the modules share only the YAML.
 type Timeline struct {
 	Name     string `json:"name"`
 	Strategy string `json:"strategy"`
@@ -44,7 +44,7 @@ type Frame struct {
 	Experiments  []map[string]any `json:"experiments"`
 }
 
-// Versions are the Argo Rollouts releases the recorder modules record with (test/rollouts/recorder: v1.8.5,
+// Versions are the Argo Rollouts releases the recorder modules record with (test/rollouts/harness: v1.8.5,
 // test/rollouts-v1.10: v1.10.2), one directory of timelines each.
 var Versions = []string{"v1.8.5", "v1.10.2"}
 

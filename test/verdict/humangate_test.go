@@ -16,7 +16,7 @@ import (
 const hooksDoc = "../../docs/hooks.md"
 
 // gateState and humanGateReport are test/testdata/live/human-gate-<version>.yaml, which
-// test/rollouts/recorder RunLiveHumanGate writes (its GateState and HumanGateReport, in another module),
+// test/rollouts/live RunLiveHumanGate writes (its GateState and HumanGateReport, in another module),
 // decoded strictly so that the two cannot drift apart unseen.
 type gateState struct {
 	Health              string `json:"health"`
@@ -119,7 +119,7 @@ func TestHumanGateDoc(t *testing.T) {
 				}
 			}
 		}
-		fmt.Fprintf(&b, "\nThe live suite's rules against the analysis verdict (`test/rollouts/recorder/live_kargo.go`) flagged %d check(s), each the trade-off of the option "+
+		fmt.Fprintf(&b, "\nThe live suite's rules against the analysis verdict (`test/rollouts/live/kargo.go`) flagged %d check(s), each the trade-off of the option "+
 			"(its Promotion succeeds before the release is fully promoted): %s.\n", len(flagged), strings.Join(flagged, "; "))
 	}
 	docblock.Check(t, hooksDoc, "test/verdict TestHumanGateDoc", []byte(b.String()+"\n"))

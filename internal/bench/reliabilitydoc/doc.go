@@ -7,10 +7,10 @@ import (
 )
 
 // maxRequests is the issue's bound on the plugin's API requests a measurement in steady state
-// (test/rollouts/recorder maxRequestsPerMeasurement).
+// (test/rollouts/reliability maxRequestsPerMeasurement).
 const maxRequests = 0.05
 
-// RunFile is the committed report of the Rollouts version the rig runs (test/rollouts/recorder, v1.8.5).
+// RunFile is the committed report of the Rollouts version the rig runs (test/rollouts/reliability, v1.8.5).
 const RunFile = "v1.8.5.json"
 
 // RunFile110 is the report of the same rig in Rollouts v1.10.2's analysis controller, whose loads the page
@@ -136,16 +136,16 @@ bad input, measured by `+"`make reliability`"+` on %s:
   (a file:// location with `+"`args: [-kubeconfig, …]`"+`), as `+"`cmd/rollouts-controller`"+` does;
 * the API server program of test/kube-apiserver-v1.34 (kube-apiserver v1.34.5, embedded etcd) with `+"`-rbac`"+`,
   `+"`-audit-log`"+` and `+"`-data-dir`"+`; the controller and the plugin reach it through TCP proxies of the
-  test (test/rollouts/recorder reliability_rig_test.go faultProxy), which keep their address across a restart of the
+  test (test/rollouts/reliability proxy.go faultProxy), which keep their address across a restart of the
   server and inject the network faults;
 * identities: the controller runs as a ServiceAccount bound to cluster-admin, the plugin as a ServiceAccount
   bound by nothing but the generated `+"`rbac.yaml`"+` of each namespace (never the loopback admin);
 * objects: the Rollout and its own AnalysisRuns are frames of the recorded timeline %s
   (test/testdata/timelines), stored as the controllers stored them; only the verification runs, built by
-  Kargo's rules from the generated template (test/rollouts/recorder verificationRun), are measured.
+  Kargo's rules from the generated template (test/rollouts/kargoverify PluginBinaries.VerificationRun), are measured.
 
 The fault and least-privilege cases and the plugin's 200-Rollout load run in CI (`+"`make test`"+` → `+"`make e2e`"+`,
-test/rollouts/recorder TestReliability), each asserting its rule; the web provider's rows and the larger
+test/rollouts/reliability TestReliability), each asserting its rule; the web provider's rows and the larger
 loads run only in `+"`make reliability`"+` (their time is in the table below). Figures from a shared 2-core
 machine are upper bounds; the load average at each window's end is in the table.
 

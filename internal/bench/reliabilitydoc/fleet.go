@@ -123,12 +123,14 @@ func fleetNotes(r18, r110 Report) string {
 	}
 	if len(rss) > 0 {
 		p("* **The informers' memory grows with the namespaces watched.** The plugin's peak RSS on %s: %s, measured\n"+
-			"  when the watch cache kept the objects whole but managedFields, kubectl's last-applied annotation and\n"+
-			"  the pod template beyond its images, with Kargo's verification runs left out of the analysisruns\n"+
-			"  informer (watchcache VerificationRuns), and the memoized Running verdicts. It now keeps only what a\n"+
-			"  judgement reads (verdict Reads), encoded, and of a namespace's Rollouts only those verified: a sixth\n"+
-			"  of the heap per Rollout with its run (watchcache BenchmarkRetainedPerRollout,\n"+
-			"  internal/plugin/watchcache/testdata/memory-bench.txt); these rows are to be measured again with it.\n"+
+			"  with the watch cache keeping only what a judgement reads (verdict Reads), encoded, and of a\n"+
+			"  namespace's Rollouts only those verified (a sixth of the heap per Rollout with its run:\n"+
+			"  watchcache BenchmarkRetainedPerRollout, internal/plugin/watchcache/testdata/memory-bench.txt), with\n"+
+			"  Kargo's verification runs left out of the analysisruns informer (watchcache VerificationRuns). What\n"+
+			"  remains grows with the namespaces watched, three informers each, more than with the objects kept. A\n"+
+			"  Rollout first asked for after its namespace's rollouts informer started makes that informer list\n"+
+			"  again, and until it has, the verification's measurements read directly: the API requests a\n"+
+			"  measurement of the plugin's rows above (get rollouts, list analysisruns, list experiments).\n"+
 			"  A namespace's informers stop 10 minutes after its last verification, so a row's RSS also holds the\n"+
 			"  namespaces of the load before it with the same controller settings (the plugin process is the same)\n"+
 			"  that had not gone idle yet.\n", v110, strings.Join(rss, ", "))

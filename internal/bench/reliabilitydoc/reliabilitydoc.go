@@ -1,5 +1,5 @@
 // Package reliabilitydoc renders docs/reliability.md from the committed output of a reliability run: the
-// report test/rollouts/recorder TestReliability writes under -update (test/testdata/reliability/<version>.json) and
+// report test/rollouts/reliability TestReliability writes under -update (test/testdata/reliability/<version>.json) and
 // the output of the fuzz targets (testdata/fuzz.txt), both written by `make reliability`. The report is
 // decoded strictly, so a field the recorder adds or renames fails here instead of vanishing from the page.
 package reliabilitydoc
@@ -15,7 +15,7 @@ import (
 	"strings"
 )
 
-// Report is the run's output, as test/rollouts/recorder relReport writes it.
+// Report is the run's output, as test/rollouts/reliability relReport writes it.
 type Report struct {
 	Machine          Machine     `json:"machine"`
 	Controller       string      `json:"controller"`

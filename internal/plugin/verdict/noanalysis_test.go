@@ -12,7 +12,7 @@ import (
 // noAnalysisObjects are edits of the promoted frame of canary-step-successful (revision 2, one step
 // analysis that passed) into the states in which the controller leaves a fully promoted revision with no
 // run: what each case looks like in the objects the controller writes. The recorder proves the cases in
-// the real controllers (test/rollouts/recorder, RunPluginVerification's no-analysis scenarios).
+// the real controllers (test/rollouts/pluginproof, RunPluginVerification's no-analysis scenarios).
 func noAnalysisObjects(t *testing.T, name string) verdict.Objects {
 	o := fixture(t, "step-successful")
 	canary := mapOf(mapOf(o.Rollout["spec"])["strategy"])["canary"].(map[string]any)

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// timelines are the frames test/rollouts/recorder recorded from Argo Rollouts' real controllers
+// timelines are the frames test/rollouts/scenarios recorded from Argo Rollouts' real controllers
 // (test/testdata/timelines/<version>/*.yaml; test/timeline is their loader, in the test module).
 const timelines = "../../../test/testdata/timelines"
 

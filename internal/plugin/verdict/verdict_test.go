@@ -12,7 +12,7 @@ import (
 	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 )
 
-// fixture is one of testdata/*.yaml: frames recorded by test/rollouts/recorder from Argo Rollouts' controllers,
+// fixture is one of testdata/*.yaml: frames recorded by test/rollouts/scenarios from Argo Rollouts' controllers,
 // which TestFixturesAreRecorded holds equal to the timelines they come from. Texts of the tests name the
 // fixture's pod-template hash HASH and its Rollout's uid UID (sub).
 func fixture(t testing.TB, name string) verdict.Objects {

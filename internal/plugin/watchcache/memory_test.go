@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The objects measured: the frame of the reliability load's scenario (test/rollouts/recorder relScenario)
+// The objects measured: the frame of the reliability load's scenario (test/rollouts/reliability relScenario)
 // whose objects are the largest, as Argo Rollouts v1.10.2's controllers recorded them: a Rollout with its
 // AnalysisRuns and Experiments.
 const memoryScenario = "../../../test/testdata/timelines/v1.10.2/canary-step-successful.yaml"

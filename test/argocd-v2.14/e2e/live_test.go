@@ -13,7 +13,7 @@ import (
 	"github.com/analysis-health/analysis-health/test/timeline"
 )
 
-// liveReport is what test/rollouts/recorder RunLive writes (test/testdata/live/<version>.yaml; its LiveReport, in
+// liveReport is what test/rollouts/live RunLive writes (test/testdata/live/<version>.yaml; its LiveReport, in
 // another module), decoded strictly so that the two cannot drift apart unseen.
 type liveReport struct {
 	ArgoCD    string `json:"argocd"`

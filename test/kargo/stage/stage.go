@@ -4,7 +4,7 @@
 // github.com/akuity/kargo/api, which every package here would import, is not served.
 //
 // The e2e replay (../, package kargo) assesses recorded frames with ForAppHealth and Stage; the live suite
-// (test/rollouts/recorder live_kargo.go) drives a real Argo CD through the API server and decides with ArgoCDUpdate,
+// (test/rollouts/live kargo.go) drives a real Argo CD through the API server and decides with ArgoCDUpdate,
 // Assess and Freight.
 package stage
 

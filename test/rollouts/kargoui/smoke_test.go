@@ -27,8 +27,8 @@ import (
 	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 	"github.com/analysis-health/analysis-health/internal/upstream"
+	"github.com/analysis-health/analysis-health/test/rollouts/cluster"
 	"github.com/analysis-health/analysis-health/test/rollouts/kargoui"
-	"github.com/analysis-health/analysis-health/test/rollouts/recorder"
 )
 
 // EnvShots names a folder that keeps the smoke test's screenshots (default: the test's temporary folder).
@@ -78,7 +78,7 @@ func TestKargoUISmoke(t *testing.T) {
 
 	t.Setenv(kargoui.EnvAPIServer, progs.APIServer)
 	start := time.Now()
-	c, err := recorder.StartCluster()
+	c, err := cluster.StartCluster()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Command noop-metric-plugin is an Argo Rollouts metric-provider plugin that does nothing: every
 // measurement is Running, resumed after 10 s (the load's pollInterval), with no read of anything. The
-// reliability load (test/rollouts/recorder reliability_load.go, provider "noop") runs it beside ours, so
+// reliability load (test/rollouts/reliability load.go, provider "noop") runs it beside ours, so
 // that what the controller's plugin path costs a measurement, whatever the plugin does, is measured
 // apart from what our plugin adds: the floor under any plugin's latency in that controller.
 package main
