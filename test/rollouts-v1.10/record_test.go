@@ -40,13 +40,17 @@ func TestRecord(t *testing.T) { scenarios.RunRecord(t, env.Get(t), *update) }
 func TestGuard(t *testing.T) { harness.RunGuard(t, env.Get(t)) }
 
 // TestPluginVerification: the analysis-health plugin judged by the real analysis controller (docs/kargo.md).
-func TestPluginVerification(t *testing.T) { pluginproof.RunPluginVerification(t, env.Get(t), scenarios.Catalogue(), *update) }
+func TestPluginVerification(t *testing.T) {
+	pluginproof.RunPluginVerification(t, env.Get(t), scenarios.Catalogue(), *update)
+}
 
 // TestExperimentTerminate: what the Experiment terminate action leads to (docs/actions.md).
 func TestExperimentTerminate(t *testing.T) { scenarios.RunExperimentTerminate(t, env.Get(t)) }
 
 // TestPluginRemoved: a verification run naming the plugin after its removal (docs/install.md).
-func TestPluginRemoved(t *testing.T) { pluginproof.RunPluginRemoved(t, env.Get(t), scenarios.Catalogue()) }
+func TestPluginRemoved(t *testing.T) {
+	pluginproof.RunPluginRemoved(t, env.Get(t), scenarios.Catalogue())
+}
 
 // TestReliability: the plugin under faults, with least privilege, on oversized objects and under load, in
 // v1.10.2's analysis controller (docs/reliability.md "Load on Rollouts v1.10.2"); it starts clusters of

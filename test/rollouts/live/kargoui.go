@@ -3,7 +3,9 @@ package live
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,7 +193,7 @@ func checkKargoUI(t *testing.T, dyn dynamic.Interface, argo versioned.Interface,
 			}
 		}
 		if !ok {
-			t.Errorf("AnalysisRun %s/%s: the UI has no tab for its metric %s (tabs %v)", project, ar.Name, mr.Name, harness.Keys(got.Metrics))
+			t.Errorf("AnalysisRun %s/%s: the UI has no tab for its metric %s (tabs %v)", project, ar.Name, mr.Name, slices.Sorted(maps.Keys(got.Metrics)))
 			continue
 		}
 		if l := analysisStatusLabel(mr.Phase, mr.Failed, mr.Error, mr.Inconclusive); !strings.Contains(text, l) {
