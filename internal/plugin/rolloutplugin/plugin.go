@@ -286,7 +286,7 @@ func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin
 	client := local
 	var secrets []string
 	where := site{name: "the Rollouts controller's cluster"}
-	cluster, watchClient := "local", p.localWatch
+	cluster := watchcache.Cluster{ID: "local", Where: where.name, Client: p.localWatch, AllNamespaces: true}
 	if s := cfg.KubeconfigSecret; s != nil {
 		kubeconfig, err := p.secretValue(ctx, local, runNamespace, *s, cfg.apiTimeout)
 		if err != nil {
@@ -298,14 +298,15 @@ func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin
 		}
 		where = site{name: fmt.Sprintf("the cluster of the kubeconfig in Secret %s/%s", runNamespace, s.Name), remote: true}
 		// a changed Secret is another cluster identity: the old one's watches go idle
-		cluster = fmt.Sprintf("secret %s/%s %x", runNamespace, s.Name, sha256.Sum256(kubeconfig))
-		watchClient = func() (dynamic.Interface, error) { return p.remoteClient(kubeconfig, 0) }
+		// rbac.yaml's reader of the workload cluster may read its namespace alone: watched per namespace
+		cluster = watchcache.Cluster{ID: fmt.Sprintf("secret %s/%s %x", runNamespace, s.Name, sha256.Sum256(kubeconfig)),
+			Where: where.name, Client: func() (dynamic.Interface, error) { return p.remoteClient(kubeconfig, 0) }}
 	}
 	var objs verdict.Objects
 	cached := false
 	// a direct measurement starts the watches too, so that the next one can be served from them
 	if watch {
-		if view, ok := p.cache.View(cluster, where.name, watchClient, cfg.Namespace, cfg.Name); ok && !direct {
+		if view, ok := p.cache.View(cluster, cfg.Namespace); ok && !direct {
 			objs, cached = readCached(view, cfg, pin)
 		}
 	}
@@ -324,7 +325,7 @@ func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin
 	}
 	key := ""
 	if cached {
-		if key = memoKey(cluster, objs, opts); key != "" {
+		if key = memoKey(cluster.ID, objs, opts); key != "" {
 			if v, ok := p.memo.get(key); ok {
 				return v, secrets, nil
 			}

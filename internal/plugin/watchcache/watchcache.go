@@ -1,7 +1,13 @@
-// Package watchcache keeps, per cluster and per namespace that a verification names, informers (list +
-// watch) of the Rollouts, AnalysisRuns and Experiments the plugin judges, so that a measurement can be
-// answered without an API request. It only says whether its view is live; what may be answered from it
-// is the plugin's rule (rolloutplugin judge).
+// Package watchcache keeps informers (list + watch) of the Rollouts, AnalysisRuns and Experiments the
+// plugin judges, so that a measurement can be answered without an API request. It only says whether its
+// view is live; what may be answered from it is the plugin's rule (rolloutplugin judge).
+//
+// A cluster is watched with three watches across all its namespaces when its identity may (the Rollouts
+// controller's own, bound to the chart's ClusterRole), and otherwise in each namespace a verification
+// names, three watches each: goroutines and connection buffers, not the objects, are what a watch costs
+// (docs/reliability.md "Load"), so a fleet of a thousand namespaces costs three watches, not three
+// thousand. What the informers keep of each object is its projection (Stored), made page by page as the
+// list is read, so neither the objects nor a whole cluster's list stay in memory.
 //
 // A view is live when all three informers have synced and each has a watch open that has delivered no
 // error. The reflector retries a refused connection without telling anyone (client-go v0.29.3
@@ -16,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,9 +69,14 @@ const (
 	DefaultRetry = time.Minute
 )
 
+// pageSize is how many objects a page of an informer's list holds: each page is projected before the
+// next is read, so a list's peak is one page of whole objects, not the cluster's.
+const pageSize = 250
+
 // Options configure a Cache.
 type Options struct {
-	// Idle: a namespace's informers stop when no measurement has asked for it for this long.
+	// Idle: a namespace's informers stop when no measurement has asked for it for this long; and an
+	// identity refused the watches of every namespace is asked again after this long.
 	Idle time.Duration
 	// Retry: after a list or watch failed, the namespace is read directly for this long before its
 	// informers start again.
@@ -80,11 +92,30 @@ type Cache struct {
 	spaces  map[key]*space
 	janitor sync.Once
 	closed  chan struct{}
+	// scoped are the clusters whose identity was refused a list or watch of every namespace, with when
+	// to ask again; told, those whose refusal was logged (once a cluster).
+	scoped map[string]time.Time
+	told   map[string]bool
 }
 
+// key is a space: a cluster's namespace, or all its namespaces (namespace "").
 type key struct{ cluster, namespace string }
 
-// New returns an empty cache; informers start on the first View of a namespace.
+// Cluster is what a view is asked of.
+type Cluster struct {
+	// ID is the cluster with its credentials: another ID is another space.
+	ID string
+	// Where names the cluster in logged lines.
+	Where string
+	// Client is called only to start informers; its client must not time out a request (a watch lasts
+	// minutes).
+	Client func() (dynamic.Interface, error)
+	// AllNamespaces: watch every namespace at once when the identity may; refused (403), each namespace
+	// asked for. Unset, each namespace asked for.
+	AllNamespaces bool
+}
+
+// New returns an empty cache; informers start on the first View of a cluster or namespace.
 func New(opts Options) *Cache {
 	if opts.Idle <= 0 {
 		opts.Idle = DefaultIdle
@@ -95,23 +126,18 @@ func New(opts Options) *Cache {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Cache{opts: opts, spaces: map[key]*space{}, closed: make(chan struct{})}
+	return &Cache{opts: opts, spaces: map[key]*space{}, closed: make(chan struct{}),
+		scoped: map[string]time.Time{}, told: map[string]bool{}}
 }
 
-// space is one namespace of one cluster: its informers, or the time until which it is read directly.
+// space is a cluster's namespace, or all its namespaces: its informers, or the time until which it is
+// read directly.
 type space struct {
 	key      key
 	where    string // the cluster, as messages name it
 	stop     chan struct{}
-	watched  [len(resources)]atomic.Pointer[watched]
+	watched  [len(resources)]*watched
 	lastUsed atomic.Int64 // unix nanoseconds
-	client   dynamic.Interface
-	// wanted are the Rollouts measurements asked for, each with the value of asked when it was first
-	// asked for: the rollouts informer keeps only those (transform), and a Rollout asked for after the
-	// informer started (since > watched.since) makes it list again (View.Rollout).
-	mu     sync.Mutex
-	wanted map[string]int64
-	asked  int64
 	// failed is set once, under Cache.mu, when a request of an informer failed; retryAt is then when
 	// the namespace may be watched again.
 	failed  bool
@@ -119,10 +145,7 @@ type space struct {
 }
 
 type watched struct {
-	inf  cache.SharedIndexInformer
-	stop chan struct{} // this informer's alone (a restart), beside the space's
-	// since is space.asked when the informer started: it keeps every Rollout wanted until then
-	since int64
+	inf cache.SharedIndexInformer
 	// open counts the watches that started and have neither ended nor delivered an error: the store is
 	// current only while one is open (between two watches the reflector may be relisting or backing off).
 	open atomic.Int32
@@ -130,55 +153,55 @@ type watched struct {
 
 // View is a live namespace's objects. They are shared with the informers: read them, never change them.
 type View struct {
-	c *Cache
-	s *space
+	s         *space
+	namespace string
 }
 
-// View returns the namespace's view if it is live. Otherwise it starts the namespace's informers (unless
-// a failure's Retry has not passed) and reports false: the caller reads directly. newClient is called
-// only to start informers; its client must not time out a request (a watch lasts minutes). where names
-// the cluster in logged lines. rollout is the Rollout the caller will read: of the namespace's Rollouts
-// the view holds those asked for (the others of a namespace of many are never judged).
-func (c *Cache) View(cluster, where string, newClient func() (dynamic.Interface, error), namespace, rollout string) (View, bool) {
+// View returns the namespace's view if it is live. Otherwise it starts the informers that will serve it
+// (unless a failure's Retry has not passed) and reports false: the caller reads directly.
+func (c *Cache) View(cl Cluster, namespace string) (View, bool) {
 	c.janitor.Do(func() { go c.sweep() })
-	k := key{cluster, namespace}
 	now := time.Now()
 	c.mu.Lock()
-	s := c.spaces[k]
-	if s == nil || (s.failed && !now.Before(s.retryAt)) {
-		client, err := newClient()
-		if err != nil {
-			c.mu.Unlock()
-			return View{}, false
+	defer c.mu.Unlock()
+	until, scoped := c.scoped[cl.ID]
+	if cl.AllNamespaces && (!scoped || !now.Before(until)) {
+		if s := c.space(cl, metav1.NamespaceAll, now); s != nil && !s.failed && s.live() {
+			return View{s, namespace}, true
 		}
-		s = &space{key: k, where: where, stop: make(chan struct{}), client: client, wanted: map[string]int64{}}
-		s.want(rollout)
-		c.start(s)
-		c.spaces[k] = s
+		if !scoped {
+			return View{}, false // the answer to every namespace is on its way
+		}
 	}
-	failed := s.failed
-	c.mu.Unlock()
-	s.want(rollout)
-	s.lastUsed.Store(now.UnixNano())
-	if failed || !s.live() {
-		return View{}, false
+	// per namespace; also while every namespace is asked for again after a refusal
+	if s := c.space(cl, namespace, now); s != nil && !s.failed && s.live() {
+		return View{s, namespace}, true
 	}
-	return View{c, s}, true
+	return View{}, false
 }
 
-// want adds a Rollout to those the space keeps.
-func (s *space) want(rollout string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.wanted[rollout]; !ok {
-		s.asked++
-		s.wanted[rollout] = s.asked
+// space returns the space of the cluster's namespace (all of them: ""), marked used, starting its
+// informers if it has none or its Retry has passed; nil if no client could be made. Called with c.mu held.
+func (c *Cache) space(cl Cluster, namespace string, now time.Time) *space {
+	k := key{cl.ID, namespace}
+	s := c.spaces[k]
+	if s == nil || (s.failed && !now.Before(s.retryAt)) {
+		client, err := cl.Client()
+		if err != nil {
+			return nil
+		}
+		s = &space{key: k, where: cl.Where, stop: make(chan struct{})}
+		for i := range resources {
+			s.watched[i] = c.run(s, client, i)
+		}
+		c.spaces[k] = s
 	}
+	s.lastUsed.Store(now.UnixNano())
+	return s
 }
 
 func (s *space) live() bool {
-	for i := range s.watched {
-		w := s.watched[i].Load()
+	for _, w := range s.watched {
 		if !w.inf.HasSynced() || w.open.Load() <= 0 {
 			return false
 		}
@@ -186,74 +209,64 @@ func (s *space) live() bool {
 	return true
 }
 
-// start makes and runs a namespace's informers; called with c.mu held.
-func (c *Cache) start(s *space) {
-	for i := range resources {
-		c.run(s, i)
+// run makes and runs the space's informer of resources[i].
+func (c *Cache) run(s *space, client dynamic.Interface, i int) *watched {
+	gvr := resources[i]
+	w := &watched{}
+	res := client.Resource(gvr).Namespace(s.key.namespace)
+	what := gvr.Resource
+	fail := func(verb string, err error) { c.fail(s, verb, what, err) }
+	selector := ""
+	if gvr == AnalysisRuns {
+		selector = unjudged
 	}
+	kind := kinds[i]
+	lw := &cache.ListWatch{
+		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+			l, err := listProjected(res, kind, selector)
+			if err != nil {
+				fail("list", err)
+			}
+			return l, err
+		},
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			wi, err := res.Watch(context.Background(), o)
+			if err != nil {
+				fail("watch", err)
+				return nil, err
+			}
+			return c.track(w, wi, fail), nil
+		},
+	}
+	w.inf = cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{},
+		cache.SharedIndexInformerOptions{ObjectDescription: gvr.String(),
+			Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}})
+	_ = w.inf.SetTransform(func(obj any) (any, error) { return project(kind, obj), nil })
+	// what the wrapped functions above did not see (a watch that ended in a decoding error)
+	_ = w.inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { fail("watch", err) })
+	go w.inf.Run(s.stop)
+	return w
 }
 
-// run makes and runs the space's informer of resources[i], in place of the one it had.
-func (c *Cache) run(s *space, i int) {
-	{
-		gvr := resources[i]
-		w := &watched{stop: make(chan struct{})}
-		s.mu.Lock()
-		w.since = s.asked
-		s.mu.Unlock()
-		res := s.client.Resource(gvr).Namespace(s.key.namespace)
-		what := gvr.Resource
-		// a request of an informer a restart replaced fails nothing
-		fail := func(verb string, err error) {
-			if s.watched[i].Load() == w {
-				c.fail(s, verb, what, err)
-			}
+// listProjected lists in pages and keeps each object's projection as its page is read. It reads the
+// current state whatever resourceVersion the reflector asked for (the API server's watch cache answers
+// "0" with one page of everything, ignoring the limit): never older than what it asked for.
+func listProjected(res dynamic.ResourceInterface, kind, selector string) (*storedList, error) {
+	out := &storedList{}
+	o := metav1.ListOptions{LabelSelector: selector, Limit: pageSize}
+	for {
+		l, err := res.List(context.Background(), o)
+		if err != nil {
+			return nil, err
 		}
-		selector := ""
-		if gvr == AnalysisRuns {
-			selector = unjudged
+		for i := range l.Items {
+			out.Items = append(out.Items, project(kind, &l.Items[i]).(*Stored))
 		}
-		lw := &cache.ListWatch{
-			ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
-				o.LabelSelector = selector
-				l, err := res.List(context.Background(), o)
-				if err != nil {
-					fail("list", err)
-				}
-				return l, err
-			},
-			WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
-				o.LabelSelector = selector
-				wi, err := res.Watch(context.Background(), o)
-				if err != nil {
-					fail("watch", err)
-					return nil, err
-				}
-				return c.track(w, wi, fail), nil
-			},
+		out.ResourceVersion = l.GetResourceVersion()
+		if o.Continue = l.GetContinue(); o.Continue == "" {
+			return out, nil
 		}
-		w.inf = cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{},
-			cache.SharedIndexInformerOptions{ObjectDescription: gvr.String()})
-		kind := kinds[i]
-		transform := func(obj any) (any, error) { return project(kind, obj), nil }
-		if gvr == Rollouts {
-			transform = s.rolloutTransform
-		}
-		_ = w.inf.SetTransform(transform)
-		// what the wrapped functions above did not see (a watch that ended in a decoding error)
-		_ = w.inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { fail("watch", err) })
-		if old := s.watched[i].Swap(w); old != nil {
-			close(old.stop)
-		}
-		stop := make(chan struct{})
-		go func() {
-			select {
-			case <-s.stop:
-			case <-w.stop:
-			}
-			close(stop)
-		}()
-		go w.inf.Run(stop)
 	}
 }
 
@@ -314,7 +327,8 @@ func statusText(o runtime.Object) string {
 	return fmt.Sprintf("%v", o)
 }
 
-// fail stops a space's informers after a failed request, once, with one logged line.
+// fail stops a space's informers after a failed request, once, with one logged line. A refused list or
+// watch of every namespace makes the cluster watched per namespace until Idle has passed, logged once.
 func (c *Cache) fail(s *space, verb, what string, err error) {
 	c.mu.Lock()
 	if s.failed {
@@ -324,9 +338,26 @@ func (c *Cache) fail(s *space, verb, what string, err error) {
 	s.failed = true
 	s.retryAt = time.Now().Add(c.opts.Retry)
 	close(s.stop)
+	cluster := s.key.cluster
+	if s.key.namespace == metav1.NamespaceAll && apierrors.IsForbidden(err) {
+		c.scoped[cluster] = time.Now().Add(c.opts.Idle)
+		delete(c.spaces, s.key)
+		told := c.told[cluster]
+		c.told[cluster] = true
+		c.mu.Unlock()
+		if !told {
+			c.opts.Logf("%s %s in every namespace of %s refused: %s; watching each namespace a verification names",
+				verb, what, s.where, describe(verb, what, err))
+		}
+		return
+	}
 	c.mu.Unlock()
-	c.opts.Logf("%s %s in namespace %s of %s failed: %s; reading directly, watching again in %s",
-		verb, what, s.key.namespace, s.where, describe(verb, what, err), c.opts.Retry)
+	in := "namespace " + s.key.namespace
+	if s.key.namespace == metav1.NamespaceAll {
+		in = "every namespace"
+	}
+	c.opts.Logf("%s %s in %s of %s failed: %s; reading directly, watching again in %s",
+		verb, what, in, s.where, describe(verb, what, err), c.opts.Retry)
 }
 
 // describe is an error of a list or watch. A watch refused by RBAC comes back without the API server's
@@ -348,7 +379,7 @@ func describe(verb, what string, err error) string {
 	return msg
 }
 
-// sweep stops the informers of namespaces no measurement asked for in Idle.
+// sweep stops the informers of spaces no measurement asked for in Idle.
 func (c *Cache) sweep() {
 	every := c.opts.Idle / 4
 	if every < 100*time.Millisecond {
@@ -395,54 +426,31 @@ func (c *Cache) Close() {
 	}
 }
 
-// Namespaces is how many namespaces have informers running (tests, the report).
-func (c *Cache) Namespaces() int {
+// Spaces are the namespaces with informers running, "" for every namespace of a cluster (tests).
+func (c *Cache) Spaces() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
-	for _, s := range c.spaces {
+	var out []string
+	for k, s := range c.spaces {
 		if !s.failed {
-			n++
+			out = append(out, k.namespace)
 		}
 	}
-	return n
+	sort.Strings(out)
+	return out
 }
 
-// Rollout is the named Rollout, if the view holds it: not while the informer keeps only the identity of
-// a Rollout asked for after it started (it then lists again, once, and holds it from then on).
-func (v View) Rollout(name string) (map[string]any, bool) {
-	if o, ok := v.get(0, name); ok {
-		return o, true
-	}
-	s := v.s
-	s.mu.Lock()
-	asked, ok := s.wanted[name]
-	s.mu.Unlock()
-	if !ok {
-		return nil, false // a name View was not given
-	}
-	// Cache.mu: not while fail or Close stop the space (a restart would run after them)
-	c := v.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !s.failed && asked > s.watched[0].Load().since {
-		c.run(s, 0)
-	}
-	return nil, false
-}
+// Rollout is the named Rollout of the view's namespace, if the view holds it.
+func (v View) Rollout(name string) (map[string]any, bool) { return v.get(0, name) }
 
 // AnalysisRun is the named run, if the view holds it (never a verification run: VerificationRuns).
-func (v View) AnalysisRun(name string) (map[string]any, bool) {
-	return v.get(1, name)
-}
+func (v View) AnalysisRun(name string) (map[string]any, bool) { return v.get(1, name) }
 
 // Experiment is the named experiment, if the view holds it.
-func (v View) Experiment(name string) (map[string]any, bool) {
-	return v.get(2, name)
-}
+func (v View) Experiment(name string) (map[string]any, bool) { return v.get(2, name) }
 
 func (v View) get(i int, name string) (map[string]any, bool) {
-	obj, ok, err := v.s.watched[i].Load().inf.GetStore().GetByKey(v.s.key.namespace + "/" + name)
+	obj, ok, err := v.s.watched[i].inf.GetStore().GetByKey(v.namespace + "/" + name)
 	if err != nil || !ok {
 		return nil, false
 	}
@@ -453,15 +461,16 @@ func (v View) get(i int, name string) (map[string]any, bool) {
 	return st.Object()
 }
 
-// AnalysisRuns are the runs whose labels match sel.
+// AnalysisRuns are the runs of the view's namespace whose labels match sel.
 func (v View) AnalysisRuns(sel labels.Selector) []map[string]any { return v.list(1, sel) }
 
-// Experiments are the experiments whose labels match sel.
+// Experiments are the experiments of the view's namespace whose labels match sel.
 func (v View) Experiments(sel labels.Selector) []map[string]any { return v.list(2, sel) }
 
 func (v View) list(i int, sel labels.Selector) []map[string]any {
 	out := []map[string]any{}
-	for _, obj := range v.s.watched[i].Load().inf.GetStore().List() {
+	objs, _ := v.s.watched[i].inf.GetIndexer().ByIndex(cache.NamespaceIndex, v.namespace)
+	for _, obj := range objs {
 		st, ok := obj.(*Stored)
 		if !ok || !sel.Matches(labels.Set(st.meta.Labels)) {
 			continue
@@ -484,6 +493,33 @@ type Stored struct {
 
 // GetObjectMeta makes a Stored an object to the informer's store (meta.Accessor).
 func (s *Stored) GetObjectMeta() metav1.Object { return &s.meta }
+
+// GetObjectKind and DeepCopyObject make a Stored an item of a list (storedList) to the reflector.
+func (s *Stored) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject copies the key; raw is never written after it is made.
+func (s *Stored) DeepCopyObject() runtime.Object {
+	c := &Stored{raw: s.raw}
+	s.meta.DeepCopyInto(&c.meta)
+	return c
+}
+
+// storedList is a list as listProjected returns it to the reflector: the list's resourceVersion, which
+// the watch starts from, and the items already projected.
+type storedList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+	Items []*Stored
+}
+
+func (l *storedList) DeepCopyObject() runtime.Object {
+	c := &storedList{TypeMeta: l.TypeMeta, Items: make([]*Stored, len(l.Items))}
+	l.ListMeta.DeepCopyInto(&c.ListMeta)
+	for i, s := range l.Items {
+		c.Items[i] = s.DeepCopyObject().(*Stored)
+	}
+	return c
+}
 
 // Object decodes the projection, as the dynamic client decodes the API server's JSON (integers int64).
 func (s *Stored) Object() (map[string]any, bool) {
@@ -513,20 +549,4 @@ func project(kind string, obj any) any {
 		lbl = l
 	}
 	return &Stored{meta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), Labels: lbl}, raw: raw}
-}
-
-// rolloutTransform is Transform of a Rollout asked for, and of any other only its key: in a namespace of
-// many Rollouts, the one a verification names is kept.
-func (s *space) rolloutTransform(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	s.mu.Lock()
-	_, wanted := s.wanted[u.GetName()]
-	s.mu.Unlock()
-	if wanted {
-		return project("Rollout", u), nil
-	}
-	return &Stored{meta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace()}}, nil
 }

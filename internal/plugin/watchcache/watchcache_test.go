@@ -1,9 +1,16 @@
 package watchcache
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,64 +69,176 @@ func TestTransform(t *testing.T) {
 	}
 }
 
+// fakeCluster is a cluster of the objects, served by the fake dynamic client, watched per namespace
+// unless all.
+func fakeCluster(all bool, objs ...runtime.Object) (*dynamicfake.FakeDynamicClient, Cluster) {
+	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		Rollouts: "RolloutList", AnalysisRuns: "AnalysisRunList", Experiments: "ExperimentList"}, objs...)
+	return c, Cluster{ID: "local", Where: "here", Client: func() (dynamic.Interface, error) { return c, nil }, AllNamespaces: all}
+}
+
+func object(kind, namespace, name string, labels map[string]any) runtime.Object {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": kind,
+		"metadata": map[string]any{"name": name, "namespace": namespace, "labels": labels},
+		"status":   map[string]any{"phase": "Running"}}}
+}
+
+// live waits for the namespace's view.
+func live(t testing.TB, wc *Cache, cl Cluster, namespace string) View {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if v, ok := wc.View(cl, namespace); ok {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("namespace %s not live within 5s", namespace)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestIdle: a namespace no measurement asked for in Idle has its informers stopped; asking again starts
 // them.
 func TestIdle(t *testing.T) {
-	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		Rollouts: "RolloutList", AnalysisRuns: "AnalysisRunList", Experiments: "ExperimentList"},
-		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
-			"metadata": map[string]any{"name": "checkout", "namespace": "shop"}}})
+	_, cl := fakeCluster(false, object("Rollout", "shop", "checkout", nil))
 	wc := New(Options{Idle: 200 * time.Millisecond})
 	defer wc.Close()
-	newClient := func() (dynamic.Interface, error) { return c, nil }
-	deadline := time.Now().Add(5 * time.Second)
-	var v View
-	for ok := false; !ok; {
-		if time.Now().After(deadline) {
-			t.Fatal("not live within 5s")
-		}
-		v, ok = wc.View("local", "here", newClient, "shop", "checkout")
-		time.Sleep(10 * time.Millisecond)
-	}
+	v := live(t, wc, cl, "shop")
 	if _, ok := v.Rollout("checkout"); !ok {
 		t.Error("the Rollout is not in the view")
 	}
-	if n := wc.Namespaces(); n != 1 {
-		t.Fatalf("%d namespaces watched", n)
+	if got := wc.Spaces(); !reflect.DeepEqual(got, []string{"shop"}) {
+		t.Fatalf("spaces watched: %q", got)
 	}
 	time.Sleep(500 * time.Millisecond)
-	if n := wc.Namespaces(); n != 0 {
-		t.Fatalf("%d namespaces watched after the idle period", n)
+	if got := wc.Spaces(); len(got) != 0 {
+		t.Fatalf("spaces watched after the idle period: %q", got)
 	}
-	wc.View("local", "here", newClient, "shop", "checkout")
-	if n := wc.Namespaces(); n != 1 {
-		t.Fatalf("%d namespaces watched after a new measurement", n)
+	wc.View(cl, "shop")
+	if got := wc.Spaces(); !reflect.DeepEqual(got, []string{"shop"}) {
+		t.Fatalf("spaces watched after a new measurement: %q", got)
+	}
+}
+
+// TestAllNamespaces: an identity that may watches every namespace with one informer of each resource,
+// and a view answers for its own namespace alone: a run of the same labels in another namespace, or a
+// Rollout of the same name, is not its.
+func TestAllNamespaces(t *testing.T) {
+	hash := map[string]any{"rollouts-pod-template-hash": "abc"}
+	c, cl := fakeCluster(true,
+		object("Rollout", "shop", "checkout", nil), object("Rollout", "cart", "checkout", nil),
+		object("AnalysisRun", "shop", "checkout-abc-2-1", hash), object("AnalysisRun", "cart", "checkout-abc-2-1", hash),
+		object("AnalysisRun", "cart", "checkout-abc-2-2", hash), object("Experiment", "cart", "checkout-abc-2-1", hash))
+	wc := New(Options{})
+	defer wc.Close()
+	shop := live(t, wc, cl, "shop")
+	cart := live(t, wc, cl, "cart")
+	if got := wc.Spaces(); !reflect.DeepEqual(got, []string{""}) {
+		t.Errorf("spaces watched: %q, want every namespace at once", got)
+	}
+	sel := labels.SelectorFromSet(labels.Set{"rollouts-pod-template-hash": "abc"})
+	for _, c := range []struct {
+		v                 View
+		runs, experiments int
+	}{{shop, 1, 0}, {cart, 2, 1}} {
+		if _, ok := c.v.Rollout("checkout"); !ok {
+			t.Errorf("%s: no Rollout", c.v.namespace)
+		}
+		if got := len(c.v.AnalysisRuns(sel)); got != c.runs {
+			t.Errorf("%s: %d runs, want %d", c.v.namespace, got, c.runs)
+		}
+		if got := len(c.v.Experiments(sel)); got != c.experiments {
+			t.Errorf("%s: %d experiments, want %d", c.v.namespace, got, c.experiments)
+		}
+	}
+	if _, ok := shop.AnalysisRun("checkout-abc-2-2"); ok {
+		t.Error("shop's view holds cart's run")
+	}
+	for _, a := range c.Actions() {
+		if a.GetNamespace() != "" {
+			t.Errorf("%s %s in namespace %s, want every namespace", a.GetVerb(), a.GetResource().Resource, a.GetNamespace())
+		}
+	}
+}
+
+// TestAllNamespacesRefused: an identity refused the list of every namespace (a namespaced install's
+// Role) is watched per namespace, the refusal logged once; after Idle every namespace is asked for again.
+func TestAllNamespacesRefused(t *testing.T) {
+	c, cl := fakeCluster(true, object("Rollout", "shop", "checkout", nil), object("Rollout", "cart", "checkout", nil))
+	refuse := func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetNamespace() == "" {
+			return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), "", errors.New(`User "system:serviceaccount:argo-rollouts:argo-rollouts" cannot list resource "`+a.GetResource().Resource+`" in API group "argoproj.io" at the cluster scope`))
+		}
+		return false, nil, nil
+	}
+	c.PrependReactor("list", "*", refuse)
+	var mu sync.Mutex
+	var logged []string
+	idle := 2 * time.Second
+	wc := New(Options{Idle: idle, Logf: func(f string, a ...any) { mu.Lock(); logged = append(logged, fmt.Sprintf(f, a...)); mu.Unlock() }})
+	defer wc.Close()
+	for _, ns := range []string{"shop", "cart"} {
+		if _, ok := live(t, wc, cl, ns).Rollout("checkout"); !ok {
+			t.Errorf("%s: no Rollout", ns)
+		}
+	}
+	if got := wc.Spaces(); !reflect.DeepEqual(got, []string{"cart", "shop"}) {
+		t.Errorf("spaces watched: %q, want each namespace", got)
+	}
+	mu.Lock()
+	if len(logged) != 1 || !strings.Contains(logged[0], "in every namespace of here refused") ||
+		!strings.Contains(logged[0], "at the cluster scope") || !strings.Contains(logged[0], "watching each namespace") {
+		t.Errorf("logged %q, want one line naming the refusal", logged)
+	}
+	mu.Unlock()
+	clusterLists := func() int {
+		n := 0
+		for _, a := range c.Actions() {
+			if a.GetVerb() == "list" && a.GetNamespace() == "" {
+				n++
+			}
+		}
+		return n
+	}
+	asked := clusterLists()
+	if asked == 0 || asked > len(resources) {
+		t.Errorf("every namespace was listed %d times, want once for each resource at most", asked)
+	}
+	// until Idle has passed, every namespace is not asked for again; then it is, and it is logged no more
+	for i := 0; i < 5; i++ {
+		live(t, wc, cl, "shop")
+	}
+	if n := clusterLists(); n != asked {
+		t.Errorf("every namespace was listed again within Idle (%d lists)", n-asked)
+	}
+	time.Sleep(idle)
+	live(t, wc, cl, "shop")
+	deadline := time.Now().Add(5 * time.Second)
+	for clusterLists() == asked && time.Now().Before(deadline) {
+		wc.View(cl, "shop")
+		time.Sleep(10 * time.Millisecond)
+	}
+	if clusterLists() == asked {
+		t.Error("every namespace was not asked for again after Idle")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) != 1 {
+		t.Errorf("logged %q, want the refusal once", logged)
 	}
 }
 
 // TestVerificationRunsLeftOut: the analysisruns informer lists and watches every run but Kargo's
 // verifications, which the plugin never judges.
 func TestVerificationRunsLeftOut(t *testing.T) {
-	run := func(name string, labels map[string]any) runtime.Object {
-		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun",
-			"metadata": map[string]any{"name": name, "namespace": "shop", "labels": labels}}}
-	}
-	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		Rollouts: "RolloutList", AnalysisRuns: "AnalysisRunList", Experiments: "ExperimentList"},
-		run("checkout-54d7c4976f-2-1", map[string]any{"rollouts-pod-template-hash": "54d7c4976f"}),
-		run("experiment-run", map[string]any{}),
-		run("test.01jd.abc1234", map[string]any{VerificationRuns: "test", "kargo.akuity.io/freight-collection": "abc1234"}))
+	c, cl := fakeCluster(true,
+		object("AnalysisRun", "shop", "checkout-54d7c4976f-2-1", map[string]any{"rollouts-pod-template-hash": "54d7c4976f"}),
+		object("AnalysisRun", "shop", "experiment-run", map[string]any{}),
+		object("AnalysisRun", "shop", "test.01jd.abc1234", map[string]any{VerificationRuns: "test", "kargo.akuity.io/freight-collection": "abc1234"}))
 	wc := New(Options{})
 	defer wc.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	var v View
-	for ok := false; !ok; {
-		if time.Now().After(deadline) {
-			t.Fatal("not live within 5s")
-		}
-		v, ok = wc.View("local", "here", func() (dynamic.Interface, error) { return c, nil }, "shop", "checkout")
-		time.Sleep(10 * time.Millisecond)
-	}
+	v := live(t, wc, cl, "shop")
 	for name, want := range map[string]bool{"checkout-54d7c4976f-2-1": true, "experiment-run": true, "test.01jd.abc1234": false} {
 		if _, ok := v.AnalysisRun(name); ok != want {
 			t.Errorf("run %s in the view: %v, want %v", name, ok, want)
@@ -138,88 +257,5 @@ func TestVerificationRunsLeftOut(t *testing.T) {
 				t.Errorf("%s analysisruns with selector %q", a.GetVerb(), sel)
 			}
 		}
-	}
-}
-
-// TestOnlyRolloutsAskedFor: of a namespace's Rollouts the view holds those a measurement asked for; one
-// asked for after the informers started is held after the Rollouts are listed again, without an event
-// of its own.
-func TestOnlyRolloutsAskedFor(t *testing.T) {
-	rollout := func(name string) runtime.Object {
-		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
-			"metadata": map[string]any{"name": name, "namespace": "shop", "uid": name + "-uid"},
-			"status":   map[string]any{"currentPodHash": "abc"}}}
-	}
-	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		Rollouts: "RolloutList", AnalysisRuns: "AnalysisRunList", Experiments: "ExperimentList"},
-		rollout("checkout"), rollout("cart"), rollout("search"))
-	wc := New(Options{})
-	defer wc.Close()
-	newClient := func() (dynamic.Interface, error) { return c, nil }
-	live := func(name string) View {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			if v, ok := wc.View("local", "here", newClient, "shop", name); ok {
-				return v
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("not live within 5s")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	v := live("checkout")
-	if ro, ok := v.Rollout("checkout"); !ok || ro["status"] == nil {
-		t.Errorf("the Rollout asked for is not in the view: %v", ro)
-	}
-	for _, name := range []string{"cart", "search"} {
-		if _, ok := v.Rollout(name); ok {
-			t.Errorf("Rollout %s, not asked for, is in the view", name)
-		}
-		obj, ok, _ := v.s.watched[0].Load().inf.GetStore().GetByKey("shop/" + name)
-		if st, stored := obj.(*Stored); !ok || !stored || st.raw != nil {
-			t.Errorf("Rollout %s, not asked for, is stored as %T", name, obj)
-		}
-	}
-	lists := func() int {
-		n := 0
-		for _, a := range c.Actions() {
-			if a.GetResource() == Rollouts && a.GetVerb() == "list" {
-				n++
-			}
-		}
-		return n
-	}
-	before := lists()
-	v = live("cart")
-	if _, ok := v.Rollout("cart"); ok {
-		t.Fatal("Rollout cart was held before the Rollouts were listed again")
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		v = live("cart")
-		if _, ok := v.Rollout("cart"); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("Rollout cart, asked for, is not in the view within 5s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if _, ok := v.Rollout("checkout"); !ok {
-		t.Error("Rollout checkout left the view")
-	}
-	if n := lists() - before; n != 1 {
-		t.Errorf("the Rollouts were listed %d times for a Rollout asked for later, want 1", n)
-	}
-	// a name that does not exist is listed for once, not at every measurement
-	before = lists()
-	for i := 0; i < 3; i++ {
-		v = live("gone")
-		v.Rollout("gone")
-	}
-	if n := lists() - before; n != 1 {
-		t.Errorf("the Rollouts were listed %d times for a missing Rollout, want 1", n)
 	}
 }

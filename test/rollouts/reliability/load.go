@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/analysis-health/analysis-health/test/rollouts/harness"
@@ -227,7 +228,14 @@ type loadTarget struct{ ns, name string }
 // loadRounds poll intervals once every verification was measured.
 func load(t *testing.T, r *rig, tl *harness.Timeline, spec loadSpec) []loadResult {
 	n := spec.n
-	if r.ctrlSettings != spec.ctrl {
+	restart := r.ctrlSettings != spec.ctrl
+	if !r.clusterReads {
+		if err := r.grantClusterReads(); err != nil {
+			t.Fatal(err)
+		}
+		r.clusterReads, restart = true, true
+	}
+	if restart {
 		r.ctrlSettings = spec.ctrl
 		if err := r.restartController(); err != nil {
 			t.Fatal(err)
@@ -288,6 +296,34 @@ func load(t *testing.T, r *rig, tl *harness.Timeline, spec loadSpec) []loadResul
 		out = append(out, res)
 	}
 	return out
+}
+
+// grantClusterReads gives the plugin's identity, before the loads, the reads of rollouts, analysisruns and
+// experiments in every namespace that the Rollouts chart's ClusterRole grants the controller
+// (argo-helm charts/argo-rollouts templates/_helpers.tpl "argo-rollouts.controller.roleRules", bound
+// cluster-wide when clusterInstall, the default): the plugin runs with the controller's identity, so a
+// fleet is watched as a cluster install watches it. The cases before the loads keep the generated Role
+// alone, a namespaced install's.
+func (r *rig) grantClusterReads() error {
+	ctx := context.Background()
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: relPluginSA + "-cluster-reads"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"argoproj.io"}, Resources: []string{"rollouts", "analysisruns", "experiments"},
+			Verbs: []string{"get", "list", "watch"}}}}
+	if _, err := r.admin.Kube.RbacV1().ClusterRoles().Create(ctx, cr, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: cr.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: cr.Name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: relPluginSA, Namespace: relSystemNS}}}
+	if _, err := r.admin.Kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	for _, res := range []string{"rollouts", "analysisruns", "experiments"} {
+		if err := r.waitAccess(metav1.NamespaceAll, "watch", res, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parallel runs f(0..n-1) on eight workers and returns the first error.
@@ -492,12 +528,14 @@ func loadRow(t *testing.T, r *rig, spec loadSpec, provider, image string, target
 	counts := map[string]int{}
 	total := 0
 	for _, e := range events {
-		if !strings.HasPrefix(e.ObjectRef.Namespace, spec.prefix()) {
+		// the load's namespaces, and every namespace at once (the informers of a cluster install)
+		if e.ObjectRef.Namespace != "" && !strings.HasPrefix(e.ObjectRef.Namespace, spec.prefix()) {
 			continue
 		}
 		counts[e.Verb+" "+e.ObjectRef.Resource]++
 		total++
-		if e.Verb == "list" && !strings.Contains(e.RequestURI, "labelSelector=") && !strings.Contains(e.RequestURI, "resourceVersion=") {
+		// an informer's list reads in pages (limit); the direct reads list by label
+		if e.Verb == "list" && !strings.Contains(e.RequestURI, "labelSelector=") && !strings.Contains(e.RequestURI, "limit=") {
 			res.UnselectedList++
 		}
 	}

@@ -104,6 +104,7 @@ type rig struct {
 	pluginLog                 *lineLog               // the plugin's own lines, from its stderr as the controller logs it
 	metrics                   *harness.MetricsServer // what the web verifications query
 	ctrlSettings              controllerSettings
+	clusterReads              bool // the plugin's identity reads every namespace (clusterInstall)
 }
 
 // newRig starts the cluster and the controller; Close stops both.
