@@ -33,6 +33,7 @@ func main() {
 		pairs = append(pairs, pair)
 		return err
 	})
+	watches := fs.Bool("watch", true, "answer Running measurements from watches of rollouts, analysisruns and experiments (docs/kargo.md,\n\"Reads served from watches\"); false: read every measurement directly, three requests each, and\nkeep no informers")
 	copyTo := fs.String("copy-to", "", "copy this binary to `PATH` and exit: the init container of a file:// install runs it,\nas plugin images have no shell and no cp")
 	if code, done := parse(fs, os.Args[1:], os.Stdout, os.Stderr); done {
 		os.Exit(code)
@@ -53,7 +54,11 @@ func main() {
 		os.Exit(1)
 	}
 	rolloutplugin.SilenceClientLogs()
-	impl := rolloutplugin.New(rolloutplugin.Options{Kubeconfig: *kubeconfig, Log: os.Stderr, Watch: &watchcache.Options{}, AllowNamespacePairs: pairs})
+	var watch *watchcache.Options
+	if *watches {
+		watch = &watchcache.Options{}
+	}
+	impl := rolloutplugin.New(rolloutplugin.Options{Kubeconfig: *kubeconfig, Log: os.Stderr, Watch: watch, AllowNamespacePairs: pairs})
 	goPlugin.Serve(&goPlugin.ServeConfig{
 		HandshakeConfig: rolloutplugin.Handshake,
 		Plugins:         map[string]goPlugin.Plugin{rolloutplugin.PluginMapKey: &rpc.RpcMetricProviderPlugin{Impl: impl}},
@@ -88,7 +93,7 @@ analysis. Started by hand it only prints its version or copies itself (--copy-to
 %s.
 
 Usage:
-  %s [--kubeconfig FILE] [--allow-namespace-pair RUN_NAMESPACE=ROLLOUT_NAMESPACE ...]
+  %s [--kubeconfig FILE] [--allow-namespace-pair RUN_NAMESPACE=ROLLOUT_NAMESPACE ...] [--watch=false]
   %s --version
   %s --copy-to PATH
 

@@ -28,7 +28,7 @@ func loadTables(p func(string, ...any), loads []Load) {
 		}
 		api, plugRSS, plugCPU, queries := "—", "—", "—", "—"
 		switch l.Provider {
-		case "plugin":
+		case "plugin", "direct":
 			api = fmt.Sprintf("%.3f", l.RequestsTotal)
 			if len(req) > 0 {
 				api += " (" + strings.Join(req, ", ") + ")"

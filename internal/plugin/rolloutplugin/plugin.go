@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -204,7 +205,7 @@ func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1
 			secrets = append(secrets, *a.Value)
 		}
 	}
-	cfg, err := ParseConfig(metric.Provider.Plugin[Name])
+	cfg, err := ParseConfig(configOf(metric))
 	if err != nil {
 		p.logf("%s", redact(fmt.Sprintf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, err), secrets))
 		return p.finish(m, v1alpha1.AnalysisPhaseError, redact(err.Error(), secrets))
@@ -366,6 +367,20 @@ func (p *Plugin) localClient() (dynamic.Interface, error) {
 	}
 	p.local, p.localWatch = c, w
 	return c, nil
+}
+
+// configOf is the metric's config for the plugin: under its name, or, when an admin registered the plugin
+// under another name in argo-rollouts-config (a second item with other args, such as --watch=false), the
+// metric's one plugin entry — the controller calls a plugin only for metrics whose one entry names it
+// (Argo Rollouts metricproviders/plugin/client/client.go: one plugin a metric).
+func configOf(metric v1alpha1.Metric) json.RawMessage {
+	if raw, ok := metric.Provider.Plugin[Name]; ok || len(metric.Provider.Plugin) != 1 {
+		return raw
+	}
+	for _, raw := range metric.Provider.Plugin {
+		return raw
+	}
+	return nil
 }
 
 // localClient builds two clients of the controller's cluster: one whose requests time out, for reads,

@@ -380,3 +380,29 @@ func deepCopyMap(t *testing.T, m map[string]any) map[string]any {
 	}
 	return out
 }
+
+// TestConfigUnderAnotherName: a plugin registered in argo-rollouts-config under another name (a second
+// item with other args) reads the metric's one plugin entry; with two entries, or none under its name,
+// the config is missing.
+func TestConfigUnderAnotherName(t *testing.T) {
+	f := loadFrame(t, "step-running")
+	c := fakeClient(append([]map[string]any{f.Rollout}, f.AnalysisRuns...)...)
+	p := rolloutplugin.New(rolloutplugin.Options{AllowNamespacePairs: kargoShop, Local: func() (dynamic.Interface, error) { return c, nil }})
+	cfg := json.RawMessage(`{"name":"checkout","namespace":"shop"}`)
+	for _, tc := range []struct {
+		name    string
+		entries map[string]json.RawMessage
+		phase   v1alpha1.AnalysisPhase
+	}{
+		{"its own name", map[string]json.RawMessage{rolloutplugin.Name: cfg}, v1alpha1.AnalysisPhaseRunning},
+		{"another name", map[string]json.RawMessage{"platform/rollout-analysis-direct": cfg}, v1alpha1.AnalysisPhaseRunning},
+		{"two other names", map[string]json.RawMessage{"a/x": cfg, "b/y": cfg}, v1alpha1.AnalysisPhaseError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := v1alpha1.Metric{Name: "rollout-analysis", Provider: v1alpha1.MetricProvider{Plugin: tc.entries}}
+			if got := p.Run(analysisRun(), m); got.Phase != tc.phase {
+				t.Errorf("%s %q, want %s", got.Phase, got.Message, tc.phase)
+			}
+		})
+	}
+}

@@ -142,6 +142,10 @@ type space struct {
 	// the namespace may be watched again.
 	failed  bool
 	retryAt time.Time
+	// of every namespace's space: how to start a namespace's, and the namespaces asked for before it was
+	// live, which start at once if it is refused (under Cache.mu)
+	cluster Cluster
+	asked   map[string]bool
 }
 
 type watched struct {
@@ -166,10 +170,14 @@ func (c *Cache) View(cl Cluster, namespace string) (View, bool) {
 	defer c.mu.Unlock()
 	until, scoped := c.scoped[cl.ID]
 	if cl.AllNamespaces && (!scoped || !now.Before(until)) {
-		if s := c.space(cl, metav1.NamespaceAll, now); s != nil && !s.failed && s.live() {
+		s := c.space(cl, metav1.NamespaceAll, now)
+		if s != nil && !s.failed && s.live() {
 			return View{s, namespace}, true
 		}
 		if !scoped {
+			if s != nil && !s.failed {
+				s.asked[namespace] = true
+			}
 			return View{}, false // the answer to every namespace is on its way
 		}
 	}
@@ -190,7 +198,7 @@ func (c *Cache) space(cl Cluster, namespace string, now time.Time) *space {
 		if err != nil {
 			return nil
 		}
-		s = &space{key: k, where: cl.Where, stop: make(chan struct{})}
+		s = &space{key: k, where: cl.Where, stop: make(chan struct{}), cluster: cl, asked: map[string]bool{}}
 		for i := range resources {
 			s.watched[i] = c.run(s, client, i)
 		}
@@ -340,8 +348,13 @@ func (c *Cache) fail(s *space, verb, what string, err error) {
 	close(s.stop)
 	cluster := s.key.cluster
 	if s.key.namespace == metav1.NamespaceAll && apierrors.IsForbidden(err) {
-		c.scoped[cluster] = time.Now().Add(c.opts.Idle)
+		now := time.Now()
+		c.scoped[cluster] = now.Add(c.opts.Idle)
 		delete(c.spaces, s.key)
+		// the namespaces measured meanwhile are watched from now, not from their next measurement
+		for ns := range s.asked {
+			c.space(s.cluster, ns, now)
+		}
 		told := c.told[cluster]
 		c.told[cluster] = true
 		c.mu.Unlock()

@@ -178,6 +178,16 @@ func TestAllNamespacesRefused(t *testing.T) {
 	idle := 2 * time.Second
 	wc := New(Options{Idle: idle, Logf: func(f string, a ...any) { mu.Lock(); logged = append(logged, fmt.Sprintf(f, a...)); mu.Unlock() }})
 	defer wc.Close()
+	// the namespace asked for while every namespace was being listed is watched once that is refused,
+	// without another measurement
+	wc.View(cl, "shop")
+	deadline := time.Now().Add(5 * time.Second)
+	for !reflect.DeepEqual(wc.Spaces(), []string{"shop"}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("spaces watched after the refusal: %q, want shop's", wc.Spaces())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	for _, ns := range []string{"shop", "cart"} {
 		if _, ok := live(t, wc, cl, ns).Rollout("checkout"); !ok {
 			t.Errorf("%s: no Rollout", ns)
@@ -214,7 +224,7 @@ func TestAllNamespacesRefused(t *testing.T) {
 	}
 	time.Sleep(idle)
 	live(t, wc, cl, "shop")
-	deadline := time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(5 * time.Second)
 	for clusterLists() == asked && time.Now().Before(deadline) {
 		wc.View(cl, "shop")
 		time.Sleep(10 * time.Millisecond)

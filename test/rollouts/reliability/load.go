@@ -200,10 +200,10 @@ func loadProviders(t *testing.T) []string {
 	var out []string
 	for _, f := range strings.Split(spec, ",") {
 		switch f = strings.TrimSpace(f); f {
-		case providerPlugin, providerWeb, providerNoop:
+		case providerPlugin, providerDirect, providerWeb, providerNoop:
 			out = append(out, f)
 		default:
-			t.Fatalf("E2E_RELIABILITY_PROVIDERS=%q: want plugin, web and/or noop", spec)
+			t.Fatalf("E2E_RELIABILITY_PROVIDERS=%q: want plugin, direct, web and/or noop", spec)
 		}
 	}
 	return out
@@ -211,6 +211,9 @@ func loadProviders(t *testing.T) []string {
 
 const (
 	providerPlugin = "plugin"
+	// providerDirect is our plugin with --watch=false: every measurement read directly, no informers; the
+	// floor of our plugin's memory, which the watches add to
+	providerDirect = "direct"
 	providerWeb    = "web"
 	// providerNoop is a plugin that answers Running at once and reads nothing (../cmd/noop-metric-plugin):
 	// the floor of the controller's plugin path, under any plugin
@@ -374,6 +377,8 @@ func loadRow(t *testing.T, r *rig, spec loadSpec, provider, image string, target
 			ar, err = r.webVerification(tg.ns, tg.name, image)
 		case providerNoop:
 			ar, err = r.noopVerification(tg.ns, tg.name, image)
+		case providerDirect:
+			ar, err = r.directVerification(tg.ns, tg.name, image)
 		default:
 			ar, err = r.verification(tg.ns, tg.name, image, nil)
 		}
@@ -422,8 +427,11 @@ func loadRow(t *testing.T, r *rig, spec loadSpec, provider, image string, target
 	var pid int
 	if provider != providerWeb {
 		pids := pluginPIDs()
-		if provider == providerNoop {
+		switch provider {
+		case providerNoop:
 			pids = pluginPIDsOf("/noop")
+		case providerDirect:
+			pids = pluginPIDsOf("/direct")
 		}
 		if len(pids) != 1 {
 			t.Fatalf("%s plugin processes %v, want one", provider, pids)

@@ -284,6 +284,21 @@ func (r *rig) noopVerification(ns, name, image string) (*v1alpha1.AnalysisRun, e
 	return r.admin.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).Create(context.Background(), ar, metav1.CreateOptions{})
 }
 
+// directVerification is our verification with its metric served by our plugin started with
+// --watch=false (directPluginName).
+func (r *rig) directVerification(ns, name, image string) (*v1alpha1.AnalysisRun, error) {
+	ar, err := r.verificationObject(ns, name, image, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range ar.Spec.Metrics {
+		if cfg, ok := m.Provider.Plugin[kargoverify.PluginName]; ok {
+			ar.Spec.Metrics[i].Provider.Plugin = map[string]json.RawMessage{directPluginName: cfg}
+		}
+	}
+	return r.admin.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).Create(context.Background(), ar, metav1.CreateOptions{})
+}
+
 // webVerification is the verification a Kargo user writes instead of ours: the same run (Kargo's labels,
 // the Stage's args) with one metric of Argo Rollouts' built-in web provider, querying the metrics server
 // every loadPollInterval for as long as the run lasts (no count: an interval metric without one measures

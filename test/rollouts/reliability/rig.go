@@ -241,6 +241,7 @@ func (r *rig) usePlugin(kubeconfig string) error {
 		return err
 	}
 	item := fmt.Sprintf("- name: %s\n  location: file://%s\n  args: [\"-kubeconfig\", %q]\n", kargoverify.PluginName, r.bins.Plugin, kubeconfig)
+	item += fmt.Sprintf("- name: %s\n  location: file://%s\n  args: [\"-kubeconfig\", %q, \"-watch=false\"]\n", directPluginName, r.bins.Plugin, kubeconfig)
 	if r.bins.Noop != "" {
 		item += fmt.Sprintf("- name: %s\n  location: file://%s\n", noopPluginName, r.bins.Noop)
 	}
@@ -259,6 +260,10 @@ func (r *rig) usePlugin(kubeconfig string) error {
 	r.pluginArgsKC = kubeconfig
 	return nil
 }
+
+// directPluginName is our plugin with --watch=false in argo-rollouts-config (providerDirect); its file is
+// named after the part after the slash (pluginPIDsOf).
+const directPluginName = "analysis-health/direct"
 
 // noopPluginName is the do-nothing plugin's name in argo-rollouts-config (../cmd/noop-metric-plugin).
 const noopPluginName = "analysis-health/noop"
