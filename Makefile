@@ -287,7 +287,8 @@ stream/v1.10:
 # controller's client rate limit raised (burst 2×QPS), as a platform team raises it for a fleet. Each load
 # is measured twice on the same Rollouts: our plugin, then Argo Rollouts' built-in web provider against the
 # test's metrics server (E2E_RELIABILITY_PROVIDERS); on v1.10.2 also a plugin that does nothing (noop), the
-# floor of the controller's plugin path. make e2e runs v1.8.5's TestReliability with the 200
+# floor of the controller's plugin path, and, on the N:1 loads, our plugin with --watch=false (direct), the
+# floor of our plugin's memory. make e2e runs v1.8.5's TestReliability with the 200
 # load of the plugin only, and writes nothing.
 RELIABILITY_LOAD ?= 200,2000,2000@400
 RELIABILITY_LOAD_110 ?= 500:1,200,2000@400,10000@400
@@ -298,7 +299,7 @@ RELIABILITY_FUZZ_OUT = internal/bench/reliabilitydoc/testdata/fuzz.txt
 reliability:
 	$(e2e_bins)
 	cd test/rollouts-v1.8 && $(E2E_ENV) E2E_RELIABILITY_LOAD=$(RELIABILITY_LOAD) E2E_RELIABILITY_PROVIDERS=plugin,web $(GO) test -count=1 -timeout $(RELIABILITY_TIMEOUT) -run '^TestReliability$$' -v . -update
-	cd test/rollouts-v1.10 && $(E2E_ENV) E2E_RELIABILITY_LOAD=$(RELIABILITY_LOAD_110) E2E_RELIABILITY_PROVIDERS=plugin,web,noop GOTOOLCHAIN=$(call toolchain,test/rollouts-v1.10) $(GO) test -count=1 $(E2E_TAGS_v1.10) -timeout $(RELIABILITY_TIMEOUT) -run '^TestReliability$$' -v . -update
+	cd test/rollouts-v1.10 && $(E2E_ENV) E2E_RELIABILITY_LOAD=$(RELIABILITY_LOAD_110) E2E_RELIABILITY_PROVIDERS=plugin,direct,web,noop GOTOOLCHAIN=$(call toolchain,test/rollouts-v1.10) $(GO) test -count=1 $(E2E_TAGS_v1.10) -timeout $(RELIABILITY_TIMEOUT) -run '^TestReliability$$' -v . -update
 	: > $(RELIABILITY_FUZZ_OUT).new
 	for t in $(RELIABILITY_FUZZ); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "=== fuzz ./$$pkg $$fn $(RELIABILITY_FUZZTIME)" >> $(RELIABILITY_FUZZ_OUT).new; \

@@ -210,7 +210,10 @@ machine are upper bounds; the load average at each window's end is in the table.
 		"for (audit log): %s. Then each grant of the Role removed in turn (RBAC's answer awaited with a\n"+
 		"SubjectAccessReview), a new verification in a new plugin process each time (its watches start afresh):\n"+
 		"without a grant of its direct reads the measurement is Error naming it; without one only its informers use\n"+
-		"(list rollouts, the watches) it is what the whole Role gives, read directly, and the plugin logs why:\n\n", lp.Scenario, lp.Full.Phase, lp.Full.Pinned, strings.Join(lp.Used, ", "))
+		"(list rollouts, the watches) it is what the whole Role gives, read directly, and the plugin logs why.\n"+
+		"Each new plugin process first asks to list every namespace (the Rollouts chart's ClusterRole grants it),\n"+
+		"which the Role refuses (403, one a watched resource at most, the test's bound; not counted above), and\n"+
+		"then watches the namespace:\n\n", lp.Scenario, lp.Full.Phase, lp.Full.Pinned, strings.Join(lp.Used, ", "))
 	p("| removed | measurement | the plugin logged |\n|---|---|---|\n")
 	for _, g := range lp.Removed {
 		logged := "—"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -169,11 +170,21 @@ func (ks *kargoStage) promote(sha, image string) (freight, promotion string, err
 	}
 	p := kargoObj("Promotion", map[string]any{"name": "requested-" + strconv.Itoa(ks.seq), "namespace": ks.ns}, map[string]any{
 		"spec": map[string]any{"stage": kargoStageName, "freight": created.GetName()}})
-	promo, err := ks.dyn.Resource(kargoPromotions).Namespace(ks.ns).Create(ctx, p, metav1.CreateOptions{})
-	if err != nil {
-		return "", "", fmt.Errorf("Kargo Promotion: %w", err)
+	// Kargo's Promotion webhook reads the Freight through its manager's cache (v1.11.2
+	// pkg/webhook/kubernetes/promotion/webhook.go validate: api.GetFreight, then IsFreightAvailable), which
+	// may not hold a Freight created a moment ago: a user promotes Freight a Warehouse found long before, so
+	// that denial is retried, for a few seconds, and no other
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		promo, err := ks.dyn.Resource(kargoPromotions).Namespace(ks.ns).Create(ctx, p, metav1.CreateOptions{})
+		if err == nil {
+			return created.GetName(), promo.GetName(), nil
+		}
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "Freight is not available to this Stage") || time.Now().After(deadline) {
+			return "", "", fmt.Errorf("Kargo Promotion: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return created.GetName(), promo.GetName(), nil
 }
 
 // abort is the user's abort of a running Promotion (api/v1alpha1 AnnotationKeyAbort, an
