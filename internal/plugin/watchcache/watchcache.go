@@ -134,7 +134,6 @@ func New(opts Options) *Cache {
 // read directly.
 type space struct {
 	key      key
-	where    string // the cluster, as messages name it
 	stop     chan struct{}
 	watched  [len(resources)]*watched
 	lastUsed atomic.Int64 // unix nanoseconds
@@ -142,7 +141,8 @@ type space struct {
 	// the namespace may be watched again.
 	failed  bool
 	retryAt time.Time
-	// of every namespace's space: how to start a namespace's, and the namespaces asked for before it was
+	// cluster is the space's (its Where names it in messages; every namespace's space starts a
+	// namespace's with it); asked, of every namespace's space, the namespaces asked for before it was
 	// live, which start at once if it is refused (under Cache.mu)
 	cluster Cluster
 	asked   map[string]bool
@@ -198,7 +198,7 @@ func (c *Cache) space(cl Cluster, namespace string, now time.Time) *space {
 		if err != nil {
 			return nil
 		}
-		s = &space{key: k, where: cl.Where, stop: make(chan struct{}), cluster: cl, asked: map[string]bool{}}
+		s = &space{key: k, stop: make(chan struct{}), cluster: cl, asked: map[string]bool{}}
 		for i := range resources {
 			s.watched[i] = c.run(s, client, i)
 		}
@@ -360,7 +360,7 @@ func (c *Cache) fail(s *space, verb, what string, err error) {
 		c.mu.Unlock()
 		if !told {
 			c.opts.Logf("%s %s in every namespace of %s refused: %s; watching each namespace a verification names",
-				verb, what, s.where, describe(verb, what, err))
+				verb, what, s.cluster.Where, describe(verb, what, err))
 		}
 		return
 	}
@@ -370,7 +370,7 @@ func (c *Cache) fail(s *space, verb, what string, err error) {
 		in = "every namespace"
 	}
 	c.opts.Logf("%s %s in %s of %s failed: %s; reading directly, watching again in %s",
-		verb, what, in, s.where, describe(verb, what, err), c.opts.Retry)
+		verb, what, in, s.cluster.Where, describe(verb, what, err), c.opts.Retry)
 }
 
 // describe is an error of a list or watch. A watch refused by RBAC comes back without the API server's
