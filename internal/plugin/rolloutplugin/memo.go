@@ -1,6 +1,7 @@
 package rolloutplugin
 
 import (
+	"crypto/sha256"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,29 +16,41 @@ import (
 // watches is kept, keyed by everything it depends on: the cluster, the identity and resourceVersion of
 // every object judged (an object's resourceVersion names its content), and the options. A verdict
 // other than Running is never kept; it is confirmed by a direct read anyway (judge).
+//
+// A Rollout has one entry (its slot), the last judged: each write to one of its runs makes the verdicts
+// of the objects before it useless, and kept by key they filled the memo with them. The key is kept as
+// its SHA-256, as it holds every object's identity.
 type memo struct {
 	mu      sync.Mutex
-	entries map[string]verdict.Verdict
+	entries map[string]memoEntry // by memoSlot
+}
+
+type memoEntry struct {
+	sum [sha256.Size]byte // of the memoKey
+	v   verdict.Verdict
 }
 
 // memoLimit bounds the entries; past it the memo starts again empty (one entry per verification in
 // flight is what a steady state needs).
 const memoLimit = 20000
 
-func (m *memo) get(key string) (verdict.Verdict, bool) {
+func (m *memo) get(slot, key string) (verdict.Verdict, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v, ok := m.entries[key]
-	return copyVerdict(v), ok
+	e, ok := m.entries[slot]
+	if !ok || e.sum != sha256.Sum256([]byte(key)) {
+		return verdict.Verdict{}, false
+	}
+	return copyVerdict(e.v), true
 }
 
-func (m *memo) put(key string, v verdict.Verdict) {
+func (m *memo) put(slot, key string, v verdict.Verdict) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.entries == nil || len(m.entries) >= memoLimit {
-		m.entries = map[string]verdict.Verdict{}
+		m.entries = map[string]memoEntry{}
 	}
-	m.entries[key] = copyVerdict(v)
+	m.entries[slot] = memoEntry{sha256.Sum256([]byte(key)), copyVerdict(v)}
 }
 
 func copyVerdict(v verdict.Verdict) verdict.Verdict {
@@ -47,6 +60,13 @@ func copyVerdict(v verdict.Verdict) verdict.Verdict {
 		v.Pin = &pin
 	}
 	return v
+}
+
+// memoSlot is the Rollout of a judgement on cluster: its entry in the memo.
+func memoSlot(cluster string, objs verdict.Objects) string {
+	md, _ := objs.Rollout["metadata"].(map[string]any)
+	uid, _ := md["uid"].(string)
+	return cluster + "\x00" + uid
 }
 
 // memoKey is the key of a judgement of objs with opts on cluster; "" when an object lacks the identity

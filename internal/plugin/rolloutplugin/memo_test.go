@@ -79,3 +79,35 @@ func TestMemoKey(t *testing.T) {
 		t.Errorf("a run without a resourceVersion: key %q, want none", k)
 	}
 }
+
+// TestMemoSlot: a Rollout keeps one entry, its last judgement: the judgement of its objects before a
+// change is gone, not kept beside the new one, and another Rollout's entry is its own.
+func TestMemoSlot(t *testing.T) {
+	objs := func(rv string) verdict.Objects {
+		return verdict.Objects{Rollout: obj("checkout", "u1", "10"), AnalysisRuns: []map[string]any{obj("a", "u2", rv)}}
+	}
+	var m memo
+	before, after := objs("11"), objs("12")
+	slot := memoSlot("local", before)
+	if memoSlot("local", after) != slot {
+		t.Fatal("the same Rollout in another slot")
+	}
+	m.put(slot, memoKey("local", before, verdict.Options{}), verdict.Verdict{Phase: verdict.Running, Message: "before"})
+	m.put(slot, memoKey("local", after, verdict.Options{}), verdict.Verdict{Phase: verdict.Running, Message: "after"})
+	if _, ok := m.get(slot, memoKey("local", before, verdict.Options{})); ok {
+		t.Error("the judgement before the run changed is still kept")
+	}
+	if v, ok := m.get(slot, memoKey("local", after, verdict.Options{})); !ok || v.Message != "after" {
+		t.Errorf("the last judgement: %+v, %v", v, ok)
+	}
+	other := verdict.Objects{Rollout: obj("cart", "u7", "10")}
+	if s := memoSlot("local", other); s == slot {
+		t.Error("another Rollout in the same slot")
+	}
+	if memoSlot("secret shop/kubeconfig 1f", before) == slot {
+		t.Error("another cluster in the same slot")
+	}
+	if len(m.entries) != 1 {
+		t.Errorf("%d entries for one Rollout", len(m.entries))
+	}
+}

@@ -324,10 +324,11 @@ func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin
 		NoAnalysis:           noAnalysis(ctx, client, cfg, where),
 		Redact:               secrets,
 	}
-	key := ""
+	key, slot := "", ""
 	if cached {
 		if key = memoKey(cluster.ID, objs, opts); key != "" {
-			if v, ok := p.memo.get(key); ok {
+			slot = memoSlot(cluster.ID, objs)
+			if v, ok := p.memo.get(slot, key); ok {
 				return v, secrets, nil
 			}
 		}
@@ -337,7 +338,7 @@ func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin
 		return p.judge(ctx, cfg, runNamespace, pin, true, watch)
 	}
 	if key != "" && err == nil {
-		p.memo.put(key, v)
+		p.memo.put(slot, key, v)
 	}
 	return v, secrets, err
 }

@@ -1,5 +1,7 @@
 package verdict
 
+import "sort"
+
 // Reads is every field of a Rollout, an AnalysisRun and an Experiment that a judgement reads: this
 // package, package analysisruns, the bundled health scripts (lua/argoproj.io/<Kind>/health.lua) and the
 // plugin (rolloutplugin: readCached, currentHash, memoKey). It is the one definition of them: Judge reads
@@ -174,5 +176,28 @@ func (f Field) apply(v any) any {
 			out[i] = x
 		}
 	}
+	return out
+}
+
+// Names are the field names Reads keeps, of every kind and depth, sorted and each once, with the
+// apiVersion and kind Project adds: the words every projection spells (package watchcache deflates
+// projections with them as the dictionary).
+func Names() []string {
+	seen := map[string]bool{"apiVersion": true, "kind": true}
+	var walk func(Fields)
+	walk = func(fs Fields) {
+		for k, f := range fs {
+			seen[k] = true
+			walk(f.fields)
+		}
+	}
+	for _, fs := range Reads {
+		walk(fs)
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
 	"github.com/analysis-health/analysis-health/internal/plugin/field"
@@ -148,7 +149,22 @@ type MetricValue struct {
 // scripts are the bundled scripts with the options applied.
 type scripts struct{ rollout, run, experiment string }
 
+// bundled are the scripts of each InconclusiveDegraded, read once: the text is the same for every
+// judgement (each still runs in a fresh sandbox), and read at each it was a tenth of what a fleet's
+// measurements allocated.
+var bundled = [2]func() (scripts, error){
+	sync.OnceValues(func() (scripts, error) { return readScripts(false) }),
+	sync.OnceValues(func() (scripts, error) { return readScripts(true) }),
+}
+
 func loadScripts(inconclusiveDegraded bool) (scripts, error) {
+	if inconclusiveDegraded {
+		return bundled[1]()
+	}
+	return bundled[0]()
+}
+
+func readScripts(inconclusiveDegraded bool) (scripts, error) {
 	var s scripts
 	for _, x := range []struct {
 		kind string

@@ -269,3 +269,36 @@ func TestVerificationRunsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelSet: a stored object's labels answer every selector as the labels themselves do
+// (labels.Set, the apimachinery reading); a Rollout keeps none, as it is read by name.
+func TestLabelSet(t *testing.T) {
+	sets := []map[string]string{
+		nil,
+		{"rollouts-pod-template-hash": "6f8d9c7b5"},
+		{"rollouts-pod-template-hash": "6f8d9c7b5", "rollout-type": "Step", "app": "checkout", "a": "", "zz": "1"},
+	}
+	selectors := []string{"", "rollouts-pod-template-hash=6f8d9c7b5", "rollouts-pod-template-hash!=6f8d9c7b5",
+		"rollout-type in (Step,Background)", "rollout-type notin (Step)", "app", "!app", "a=", "zz=1,app=checkout",
+		"!" + VerificationRuns, "b", "0"}
+	for _, set := range sets {
+		raw := map[string]any{}
+		for k, v := range set {
+			raw[k] = v
+		}
+		st, _ := Transform(object("AnalysisRun", "shop", "r", raw))
+		for _, s := range selectors {
+			sel, err := labels.Parse(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := sel.Matches(st.(*Stored).labels), sel.Matches(labels.Set(set)); got != want {
+				t.Errorf("labels %v, selector %q: %v, want %v", set, s, got, want)
+			}
+		}
+	}
+	ro, _ := Transform(object("Rollout", "shop", "checkout", map[string]any{"app": "checkout"}))
+	if l := ro.(*Stored).labels; l != nil {
+		t.Errorf("a Rollout's labels kept: %q", l)
+	}
+}
