@@ -1,6 +1,9 @@
 package verdict
 
-import "sort"
+import (
+	"maps"
+	"slices"
+)
 
 // Reads is every field of a Rollout, an AnalysisRun and an Experiment that a judgement reads: this
 // package, package analysisruns, the bundled health scripts (lua/argoproj.io/<Kind>/health.lua) and the
@@ -194,10 +197,5 @@ func Names() []string {
 	for _, fs := range Reads {
 		walk(fs)
 	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }

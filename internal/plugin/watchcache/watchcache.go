@@ -25,6 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -535,13 +537,8 @@ func newLabelSet(m map[string]string) labelSet {
 	if len(m) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	l := make(labelSet, 0, 2*len(keys))
-	for _, k := range keys {
+	l := make(labelSet, 0, 2*len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		l = append(l, k, m[k])
 	}
 	return l
