@@ -29,6 +29,7 @@ type actionFlags struct {
 	output  *enumValue
 	params  []string
 	diff    bool
+	force   bool
 }
 
 // ActionRow is one discovered action; the JSON and YAML outputs of `action list` are arrays of these.
@@ -39,9 +40,13 @@ type ActionRow struct {
 	IconClass   string `json:"iconClass,omitempty"`
 	// Reason explains an action our discovery disabled because an analysis run failed.
 	Reason string `json:"reason,omitempty"`
-	// Source is who ships the action's script: "analysis-health" (action run runs it) or "Argo CD" (a
-	// built-in, whose Lua is Argo CD's and not bundled here: RunWith runs it there).
-	Source  string `json:"source"`
+	// Source is whose discovery lists the entry, i.e. who decides whether it is enabled and what the menu
+	// shows: "analysis-health" (our discovery.lua, which runs first and wins) or "Argo CD" (its built-in
+	// discovery, merged in after ours). A blocked promote-full is ours though its action is Argo CD's.
+	Source string `json:"source"`
+	// Script is whose action.lua runs: "analysis-health" (action run runs it) or "Argo CD" (a built-in,
+	// whose Lua is Argo CD's and not bundled here: RunWith runs it there).
+	Script  string `json:"script"`
 	RunWith string `json:"runWith,omitempty"`
 }
 
@@ -54,8 +59,10 @@ const builtinNote = `Only the actions analysis-health ships are run here. They a
 mergeBuiltinActions: true, so Argo CD adds its built-in actions (Rollout: abort, promote-full,
 restart, resume, retry, and in v3 pause and skip-current-step; AnalysisRun: terminate) after these;
 where both name an action, the entry from analysis-health wins. list shows the built-ins as Argo
-CD's (SOURCE), with the argocd app actions run command that runs them there: their Lua is Argo CD's
-and not bundled in this binary. With several objects in -f, select one with --kind and --name.`
+CD's (SOURCE says whose discovery lists the entry: a promote-full that analysis-health blocks is
+its entry over Argo CD's action), with the argocd app actions run command that runs them there:
+their Lua is Argo CD's and not bundled in this binary. With several objects in -f, select one with
+--kind and --name.`
 
 func newActionCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
@@ -112,9 +119,11 @@ func newActionRunCommand(o *Options) *cobra.Command {
 		Long: `run runs a bundled action the way Argo CD's API server does and prints the object it would patch
 (or create) as YAML, or with --diff a unified diff against the input. Nothing is sent to a cluster.
 
-An action the discovery script disables for the object (Argo CD greys it out) is refused, as is an
-action analysis-health does not ship. Under Argo CD v3 (the default), --param key=value sets
-actionParams.
+An action the discovery script disables for the object (Argo CD greys it out) is refused with exit
+status 1 and the reason (for a failed analysis, the run and its message); --force runs it anyway,
+as Argo CD's API server would (it does not consult discovery), with a warning on standard error.
+An action analysis-health does not ship is refused, blocked or not. Under Argo CD v3 (the default),
+--param key=value sets actionParams.
 
 ` + builtinNote,
 		Example: `  analysis-health action run skip-current-step -f rollout.yaml --diff
@@ -137,6 +146,7 @@ actionParams.
 	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().StringArrayVar(&f.params, "param", nil, "action parameter key=value, repeatable (Argo CD v3 only)")
 	cmd.Flags().BoolVar(&f.diff, "diff", false, "print a unified diff against the input instead of the resulting object")
+	cmd.Flags().BoolVar(&f.force, "force", false, "run a bundled action its discovery disables for this object, as Argo CD's API server would (it does not consult discovery)")
 	return cmd
 }
 
@@ -237,9 +247,11 @@ func (t *actionTarget) discover() ([]ActionRow, error) {
 	}
 	rows := make([]ActionRow, 0, len(actions))
 	for _, a := range actions {
-		row := ActionRow{Name: a.Name, Disabled: a.Disabled, DisplayName: a.DisplayName, IconClass: a.IconClass, Source: "analysis-health"}
+		// The entry is ours even when the action is not: our discovery lists promote-full only to block
+		// it, and Argo CD keeps the first entry per name, so the menu shows ours.
+		row := ActionRow{Name: a.Name, Disabled: a.Disabled, DisplayName: a.DisplayName, IconClass: a.IconClass, Source: "analysis-health", Script: "analysis-health"}
 		if !ours[a.Name] {
-			row.Source, row.RunWith = "Argo CD", argocdRun(t.obj, a.Name)
+			row.Script, row.RunWith = "Argo CD", argocdRun(t.obj, a.Name)
 		}
 		if enabled, listed := unblocked[a.Name]; unblocked != nil && a.Disabled && (enabled || !listed) {
 			row.Reason = failedAnalysisReason(t.obj.Object)
@@ -255,7 +267,7 @@ func (t *actionTarget) discover() ([]ActionRow, error) {
 	if ix, err := builtin.For(t.engine.Profile.String()); err == nil {
 		for _, name := range ix.Actions(argocdcm.ConfigMapKey(t.obj.Group(), t.obj.Kind())) {
 			if !listed[name] && !ours[name] {
-				rows = append(rows, ActionRow{Name: name, Source: "Argo CD", RunWith: argocdRun(t.obj, name), Reason: "Argo CD's built-in discovery decides"})
+				rows = append(rows, ActionRow{Name: name, Source: "Argo CD", Script: "Argo CD", RunWith: argocdRun(t.obj, name), Reason: "Argo CD's built-in discovery decides"})
 			}
 		}
 	}
@@ -346,7 +358,13 @@ func runActionList(o *Options, f *actionFlags) error {
 	var builtins []string
 	for _, r := range rows {
 		if r.RunWith != "" {
-			builtins = append(builtins, "  "+r.RunWith)
+			line := "  " + r.RunWith
+			if r.Source == "analysis-health" && r.Disabled {
+				// The menu greys it out, but Argo CD's API server runs an action by name without asking
+				// discovery: say so beside the command rather than let it read as a way around the block.
+				line += "   (blocked in the menu by analysis-health; Argo CD would still run it)"
+			}
+			builtins = append(builtins, line)
 		}
 	}
 	if len(builtins) > 0 {
@@ -387,16 +405,23 @@ func runActionRun(o *Options, f *actionFlags, name string) error {
 		return err
 	}
 	for _, r := range rows {
-		if r.Name == name && r.RunWith != "" {
+		if r.Name != name {
+			continue
+		}
+		blocked := r.Disabled && r.Source == "analysis-health"
+		switch {
+		case blocked && r.RunWith != "":
+			// Our discovery blocks Argo CD's own action (promote-full after a failed analysis): the block is
+			// the answer, and the command to run it anyway comes with what it bypasses.
+			return fmt.Errorf("action %q is disabled for %s: %s. It is Argo CD's built-in action (its Lua is not bundled here, so --force cannot run it); "+
+				"Argo CD's API server does not consult discovery, so %s would still run it", name, t.describe(), disabledWhy(r), r.RunWith)
+		case r.RunWith != "":
 			return fmt.Errorf("%s is Argo CD's built-in action for %s, whose Lua is Argo CD's and not bundled here: run it in Argo CD with\n  %s",
 				name, groupKind(t.obj), r.RunWith)
-		}
-		if r.Name == name && r.Disabled {
-			why := r.Reason
-			if why == "" {
-				why = "the bundled discovery script disables it in this object's state"
-			}
-			return fmt.Errorf("action %q is disabled for %s: %s", name, t.describe(), why)
+		case blocked && !f.force:
+			return fmt.Errorf("action %q is disabled for %s: %s; --force runs it anyway, as Argo CD's API server would", name, t.describe(), disabledWhy(r))
+		case blocked:
+			fmt.Fprintf(o.ErrOut, "Warning: action %q is disabled for %s (%s); running it because of --force\n", name, t.describe(), disabledWhy(r))
 		}
 	}
 	var script string
@@ -440,6 +465,14 @@ func runActionRun(o *Options, f *actionFlags, name string) error {
 	}
 	_, err = io.WriteString(o.Out, out.String())
 	return err
+}
+
+// disabledWhy is why the discovery disabled r: the failed analysis, or the object's state.
+func disabledWhy(r ActionRow) string {
+	if r.Reason != "" {
+		return r.Reason
+	}
+	return "the bundled discovery script disables it in this object's state"
 }
 
 func objectYAML(obj map[string]any) (string, error) {

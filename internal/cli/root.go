@@ -79,7 +79,45 @@ and verifies resource_customizations-style test suites.`,
 	for _, newCommand := range verbs {
 		root.AddCommand(newCommand(o))
 	}
+	refuseRepeatedFiles(root)
 	return root
+}
+
+// singleFileFlags are the flags that name one input file wherever they are not repeatable (a
+// StringArray -f is): given twice, pflag would silently keep the last, and the verb would read another
+// file than the user meant.
+var singleFileFlags = map[string]string{
+	"filename":  "it takes one file; put the objects in one file (or pipe them to -f -) and select one with --kind and --name",
+	"argocd-cm": "it takes one argocd-cm",
+}
+
+// refuseRepeatedFiles makes every single-valued file flag of the tree refuse a second value: a flag
+// error, so exit status 2 naming the flag, instead of a run on the last file only.
+func refuseRepeatedFiles(cmd *cobra.Command) {
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if hint, ok := singleFileFlags[f.Name]; ok && f.Value.Type() == "string" {
+			f.Value = &onceValue{Value: f.Value, hint: hint}
+		}
+	})
+	for _, sub := range cmd.Commands() {
+		refuseRepeatedFiles(sub)
+	}
+}
+
+// onceValue is a flag value that may be set once.
+type onceValue struct {
+	pflag.Value
+	hint  string
+	first string
+	set   bool
+}
+
+func (v *onceValue) Set(s string) error {
+	if v.set {
+		return fmt.Errorf("given twice (first %q): %s", v.first, v.hint)
+	}
+	v.set, v.first = true, s
+	return v.Value.Set(s)
 }
 
 // Run executes args and returns the process exit status, printing any error once to ErrOut.
