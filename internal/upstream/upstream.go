@@ -1,16 +1,19 @@
 // Package upstream locates the upstream files the proofs read, for every test module of the repository
 // (the main module, test/argocd-v3.2, e2e/..., test/argocd-v3.6). There are two kinds, found in two ways:
 //
-//   - Files that are not in any Go module (the argo-helm charts, the argocd-operator and Kargo CRDs) are
-//     vendored outside the repository, in the folder $ANALYSIS_HEALTH_VENDOR, by default ../shared/vendor
-//     from the repository root. Vendored returns a path below it, or skips the test with one line naming
-//     the missing folder and records the skip for `make test`'s summary.
+//   - Files that are not Go packages (the argo-helm charts, the argocd-operator and Kargo CRDs, Kargo's
+//     nested Go modules, chart and UI source) are read from one tree (tree.go): $ANALYSIS_HEALTH_VENDOR
+//     when set, else the tree `make upstream` assembles in bin/upstream (the files vendored in
+//     third_party/ and those it fetches through the Go module proxy, each checked against
+//     third_party/SHA256SUMS), else ../shared/vendor next to the repository, else third_party/ itself
+//     (VendorDir). Vendored returns a path below it, or skips the test with one line naming the missing
+//     path and `make upstream`, and records the skip for `make test`'s summary.
 //   - Files that are in a Go module (Argo Rollouts' manifests/crds, examples and test data, Argo CD's
 //     manifests/ and resource_customizations) are read from the module cache at the version the calling
 //     test's module requires: ModuleDir. They are never copied into the repository.
 //
-// A clone without ../shared therefore passes `make test` with the vendored proofs skipped and listed;
-// CI, which has ../shared, fails when any proof was skipped (.ci/run).
+// `make test` assembles the tree first, so a clone runs every proof; CI fails when any proof was skipped
+// (.ci/run).
 package upstream
 
 import (
@@ -31,8 +34,7 @@ const MainModule = "github.com/analysis-health/analysis-health"
 
 // Environment variables.
 const (
-	// EnvVendor overrides where the vendored non-module files are (default: ../shared/vendor from the
-	// repository root).
+	// EnvVendor overrides where the upstream tree is (default: VendorDir's candidates).
 	EnvVendor = "ANALYSIS_HEALTH_VENDOR"
 	// EnvSkipLog names a file every skipped proof appends one line to; `make test` sets it, prints the
 	// lines at the end, and .ci/run fails when the file is not empty.
@@ -68,17 +70,52 @@ func modulePath(gomod []byte) string {
 	return ""
 }
 
-// VendorDir is $ANALYSIS_HEALTH_VENDOR, or ../shared/vendor from the repository root, as an absolute
-// path. It does not check that the folder exists.
+// VendorDir is the folder of the upstream tree, as an absolute path: $ANALYSIS_HEALTH_VENDOR when set,
+// else the first of VendorCandidates that exists, else the assembled tree (which `make upstream` creates).
+// It does not check that the files a proof needs are there: Vendored does.
 func VendorDir() (string, error) {
-	if v := os.Getenv(EnvVendor); v != "" {
-		return filepath.Abs(v)
-	}
 	root, err := RepoRoot()
 	if err != nil {
+		if v := os.Getenv(EnvVendor); v != "" {
+			return filepath.Abs(v)
+		}
 		return "", err
 	}
-	return filepath.Join(filepath.Dir(root), "shared", "vendor"), nil
+	return resolveVendor(os.Getenv(EnvVendor), VendorCandidates(root), dirExists)
+}
+
+// VendorCandidates are the folders VendorDir looks for, in order, for the repository at root: the tree
+// `make upstream` assembled (complete and checked), ../shared/vendor next to the repository (the
+// developers' reference copy), and third_party/ (the committed files alone: the proofs that need a
+// fetched file skip, naming `make upstream`).
+func VendorCandidates(root string) []string {
+	return []string{
+		filepath.Join(root, filepath.FromSlash(AssembledDir)),
+		filepath.Join(filepath.Dir(root), "shared", "vendor"),
+		filepath.Join(root, ThirdPartyDir),
+	}
+}
+
+// resolveVendor is VendorDir's choice: env (made absolute) when set, else the first candidate for which
+// exists holds, else the first candidate.
+func resolveVendor(env string, candidates []string, exists func(string) bool) (string, error) {
+	if env != "" {
+		return filepath.Abs(env)
+	}
+	if len(candidates) == 0 {
+		return "", errors.New("no candidate folder for the upstream tree")
+	}
+	for _, c := range candidates {
+		if exists(c) {
+			return c, nil
+		}
+	}
+	return candidates[0], nil
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // Vendored is the absolute path of rel (slash-separated, e.g. "argo-helm/charts/argo-cd") below the
@@ -92,13 +129,22 @@ func Vendored(t testing.TB, rel string) string {
 	}
 	p := filepath.Join(base, filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
-		msg := fmt.Sprintf("upstream files not found: %s (set %s to the folder holding %s)", p, EnvVendor, rel)
+		msg := MissingMessage(p)
 		if err := recordSkip(t.Name(), msg); err != nil {
 			t.Fatalf("%s; recording the skip: %v", msg, err)
 		}
 		t.Skip(msg)
 	}
 	return p
+}
+
+// MissingMessage is the one line of a proof whose upstream file p (below VendorDir) is not there: what is
+// missing, and the command that fetches it.
+func MissingMessage(p string) string {
+	if v := os.Getenv(EnvVendor); v != "" {
+		return fmt.Sprintf("upstream files not found: %s (%s=%s does not hold them; unset it and run `make upstream`)", p, EnvVendor, v)
+	}
+	return fmt.Sprintf("upstream files not found: %s (run `make upstream`: it assembles %s from %s/ and the Go module proxy)", p, AssembledDir, ThirdPartyDir)
 }
 
 // Missing skips the test with one line naming what it needs and is not there (msg), and records the
@@ -280,13 +326,7 @@ func moduleEnv() []string {
 }
 
 func goCmd(args ...string) (string, error) {
-	goBin := "go"
-	if root := os.Getenv("GOROOT"); root != "" {
-		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
-			goBin = p
-		}
-	}
-	cmd := exec.Command(goBin, args...)
+	cmd := exec.Command(goBinary(), args...)
 	cmd.Env = moduleEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

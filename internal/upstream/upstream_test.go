@@ -18,7 +18,7 @@ func TestSkipsAndRecords(t *testing.T) {
 		parts []string // what the one line must hold (the whole line, with its newline, when it is known)
 	}{
 		{"Vendored", func(t *testing.T) { Vendored(t, "argo-helm/charts/argo-cd") },
-			[]string{filepath.Join(missing, "argo-helm", "charts", "argo-cd")}},
+			[]string{filepath.Join(missing, "argo-helm", "charts", "argo-cd"), "make upstream"}},
 		{"Missing", func(t *testing.T) { Missing(t, "Chromium (apt-get install -y chromium)") },
 			[]string{"./internal/upstream: TestSkipsAndRecords/Missing/proof: Chromium (apt-get install -y chromium)\n"}},
 	} {
@@ -65,6 +65,8 @@ func TestVendoredFound(t *testing.T) {
 	}
 }
 
+// TestVendorDirDefault: without $ANALYSIS_HEALTH_VENDOR the tree is the first candidate that exists, the
+// candidates being, in order, the assembled tree, ../shared/vendor and third_party/.
 func TestVendorDirDefault(t *testing.T) {
 	t.Setenv(EnvVendor, "")
 	root, err := RepoRoot()
@@ -74,12 +76,75 @@ func TestVendorDirDefault(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "internal", "upstream", "upstream.go")); err != nil {
 		t.Fatalf("RepoRoot %s is not the repository root", root)
 	}
+	cands := VendorCandidates(root)
+	want := []string{filepath.Join(root, "bin", "upstream"), filepath.Join(filepath.Dir(root), "shared", "vendor"), filepath.Join(root, "third_party")}
+	if strings.Join(cands, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("VendorCandidates = %q, want %q", cands, want)
+	}
 	got, err := VendorDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(filepath.Dir(root), "shared", "vendor"); got != want {
-		t.Errorf("VendorDir = %s, want %s", got, want)
+	var first string
+	for _, c := range cands {
+		if dirExists(c) {
+			first = c
+			break
+		}
+	}
+	if got != first { // third_party/ is committed: one always exists
+		t.Errorf("VendorDir = %s, want the first existing candidate %q", got, first)
+	}
+}
+
+// TestResolveVendor: the order of VendorDir's choice, on folders made for it: the variable first, then
+// each candidate that exists in turn, and the first candidate (the tree `make upstream` assembles, which
+// the skip line then names) when none does.
+func TestResolveVendor(t *testing.T) {
+	dir := t.TempDir()
+	assembled, shared, thirdParty := filepath.Join(dir, "bin", "upstream"), filepath.Join(dir, "shared"), filepath.Join(dir, "third_party")
+	cands := []string{assembled, shared, thirdParty}
+	for _, tc := range []struct {
+		name, env string
+		exist     []string
+		want      string
+	}{
+		{"the variable over everything", filepath.Join(dir, "mine"), cands, filepath.Join(dir, "mine")},
+		{"the assembled tree over ../shared", "", cands, assembled},
+		{"../shared without an assembled tree", "", []string{shared, thirdParty}, shared},
+		{"third_party alone: a clone before make upstream", "", []string{thirdParty}, thirdParty},
+		{"none: the assembled tree, for the skip line", "", nil, assembled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range tc.exist {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := resolveVendor(tc.env, cands, dirExists)
+			if err != nil || got != tc.want {
+				t.Errorf("resolveVendor = %s, %v; want %s", got, err, tc.want)
+			}
+		})
+	}
+	// a file where a folder is expected is not the tree
+	if err := os.MkdirAll(filepath.Dir(assembled), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(assembled, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(thirdParty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := resolveVendor("", cands, dirExists); got != thirdParty {
+		t.Errorf("resolveVendor with a file at %s = %s, want %s", assembled, got, thirdParty)
+	}
+	if rel, err := resolveVendor("rel/dir", cands, dirExists); err != nil || !filepath.IsAbs(rel) {
+		t.Errorf("a relative variable: %s, %v; want an absolute path", rel, err)
 	}
 }
 
