@@ -18,12 +18,20 @@ UNIT_MODULES := . test test/formats test/argocd-v2.14 test/argocd-v3.2 test/argo
 ROLLOUTS_MODULES := test/rollouts-v1.8 test/rollouts-v1.10
 MODULES := $(UNIT_MODULES) test/argocd-v3-adapter $(ROLLOUTS_MODULES) test/kube-apiserver-v1.34 test/live-argocd-v3.6 test/kargo-v1.11
 
-# Proofs that need upstream files outside the Go modules (internal/upstream: $ANALYSIS_HEALTH_VENDOR,
-# default ../shared/vendor) skip when they are absent and append one line each to this log; `make test`
+# The upstream files that are not Go packages (the argo-helm charts, the argocd-operator and Kargo CRDs,
+# Kargo's nested modules, chart and UI source): `make upstream` assembles them in bin/upstream from
+# third_party/ and the folders of github.com/akuity/kargo@v1.11.2 it fetches through the Go module proxy,
+# every file checked against third_party/SHA256SUMS (third_party/README.md); a tree that checks is left as
+# it is. The proofs read it (internal/upstream; $ANALYSIS_HEALTH_VENDOR when set); `make test` runs it first.
+UPSTREAM := $(CURDIR)/bin/upstream
+VENDOR_TREE := $(if $(ANALYSIS_HEALTH_VENDOR),$(abspath $(ANALYSIS_HEALTH_VENDOR)),$(UPSTREAM))
+
+# Proofs that need upstream files outside the Go modules skip when they are absent (one line naming what is
+# missing and `make upstream`) and append one line each to this log; `make test`
 # lists them at the end, and `make check-no-skips` (run by .ci/run) fails when any was skipped.
 export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
-.PHONY: all build dist test check unit e2e e2e-live e2e-streams reliability install-test docs bench bench-cli \
+.PHONY: all build dist test upstream check unit e2e e2e-live e2e-streams reliability install-test docs bench bench-cli \
 	fuzz golden verify example test-upstream builtin-scripts timelines-png tidy skips-reset skips-summary check-no-skips \
 	$(addprefix unit/,$(UNIT_MODULES)) stream/v1.8 stream/v1.10
 
@@ -45,8 +53,11 @@ dist:
 
 # Everything, each proof once: every module's tests (two modules at a time), the install path, then the
 # end-to-end proof and the live suite; then the list of skipped proofs.
-test: skips-reset unit e2e-all
+test: skips-reset upstream unit e2e-all
 	@$(MAKE) --no-print-directory skips-summary
+
+upstream:
+	$(GO) run ./internal/upstream/mkupstream -o $(UPSTREAM)
 
 # For contributors: the product's unit tests and the fastest conformance (Argo CD v3.2's suite), a few
 # minutes warm.
@@ -58,7 +69,7 @@ check:
 
 # Two modules at a time: a module's test binaries run while the next one compiles (-O keeps each one's
 # output together).
-unit:
+unit: upstream
 	@$(MAKE) --no-print-directory -j2 -O $(addprefix unit/,$(UNIT_MODULES))
 
 TEST_TIMEOUT ?= 60m
@@ -172,7 +183,7 @@ E2E_ARGOCD ?= $(CURDIR)/bin/argocd-live
 E2E_KARGO ?= $(CURDIR)/bin/kargo-controlplane
 # The live suite runs Kargo's own controller and webhooks (test/kargo-v1.11) and records what Kargo wrote
 # (docs/kargo.md, "Kargo's own controller in the live suite"); E2E_LIVE_KARGO=0 runs the model of
-# test/kargo/stage in its place, for a contributor without Kargo's vendored modules (not a proof).
+# test/kargo/stage in its place, for a contributor who does not build Kargo's control plane (not a proof).
 E2E_LIVE_KARGO ?= 1
 E2E_ENV = E2E_APISERVER=$(E2E_APISERVER) E2E_PLUGIN=$(E2E_PLUGIN) E2E_ANALYSIS_HEALTH=$(E2E_ANALYSIS_HEALTH) E2E_ARGOCD=$(E2E_ARGOCD) \
 	E2E_KARGO=$(E2E_KARGO) E2E_LIVE_KARGO=$(E2E_LIVE_KARGO) E2E_KARGO_API_UI=$(E2E_KARGO_API_UI) E2E_KARGO_UI=$(KARGO_UI)
@@ -199,10 +210,10 @@ define e2e_argocd
 cd test/live-argocd-v3.6 && GOTOOLCHAIN=$(call toolchain,test/live-argocd-v3.6) $(GO) build -o $(E2E_ARGOCD) .
 endef
 # Kargo v1.11.2's control-plane program (test/kargo-v1.11: its controller and kubernetes-webhooks-server
-# for the live suite), from the module proxy and Kargo's nested modules vendored in ../shared/vendor, which
+# for the live suite), from the module proxy and Kargo's nested modules vendored in third_party/kargo, which
 # the module's replace lines name. Without them it is not built: the live suite then skips Kargo with one
 # line in the skip log, and make check-no-skips fails.
-KARGO_NESTED := $(CURDIR)/../shared/vendor/kargo/v1.11.2/api/go.mod
+KARGO_NESTED := $(CURDIR)/third_party/kargo/v1.11.2/api/go.mod
 # Built once per run, as the Argo CD program is; not for E2E_LIVE_KARGO=0.
 define e2e_kargo
 if [ "$(E2E_LIVE_KARGO)" = 0 ]; then :; \
@@ -231,7 +242,7 @@ define e2e_live_run
 $(call rollouts_test,v1.10,-timeout 50m -run '^(TestLive|TestLiveHumanGate)$$')
 endef
 
-e2e:
+e2e: upstream
 	$(e2e_bins)
 	$(call rollouts_test,v1.8,-timeout 60m $(E2E_RECORD))
 	$(call rollouts_test,v1.10,-timeout 60m $(E2E_RECORD))
@@ -242,7 +253,7 @@ e2e:
 # controller and repo-server (the program of test/live-argocd-v3.6) on the same real API server as
 # Rollouts v1.10.2's controllers, syncing the scenarios' revisions from a git repository (the real `git`),
 # argocd-cm rendered by Helm from the vendored argo-helm chart with `generate --format helm`.
-e2e-live:
+e2e-live: upstream
 	$(e2e_bins)
 	$(e2e_argocd)
 	$(e2e_kargo)
@@ -256,11 +267,11 @@ e2e-live:
 # clock. The live suite runs alone because Argo CD runs on the real clock. UPDATE=1 runs the steps one
 # after the other instead, in the order in which each reads what the one before wrote.
 ifeq ($(UPDATE),1)
-e2e-all:
+e2e-all: upstream
 	$(MAKE) --no-print-directory e2e
 	$(MAKE) --no-print-directory e2e-live
 else
-e2e-all:
+e2e-all: upstream
 	$(e2e_bins)
 	$(MAKE) --no-print-directory -j2 -O stream/v1.8 stream/v1.10
 	$(e2e_live_run)
@@ -317,14 +328,16 @@ timelines-png:
 	cd test && $(GO) run ./cmd/timelines-png -out $(CURDIR)/bin/timelines-png $(addprefix $(CURDIR)/,$(TIMELINES_PNG))
 
 # Kargo v1.11.2's own web UI and API server, for the browser proof (test/rollouts/kargoui, issue 49).
-# kargo-ui builds the UI from the vendored source (../shared/vendor/kargo/v1.11.2/ui, unmodified: copied to
+# kargo-ui builds the UI from its source in the upstream tree (bin/upstream/kargo/v1.11.2/ui, which `make
+# upstream` fetches, unmodified: copied to
 # bin/kargo-ui-build) as Kargo's Dockerfile does (pnpm install, then NODE_ENV=production VERSION=<tag>
 # pnpm run build) into bin/kargo-ui, with the pnpm its package.json pins, which npm installs into
 # bin/pnpm-<version> (not globally) when it is not there. It is skipped when bin/kargo-ui.stamp holds the
 # hash of the vendored source with the pnpm and Node.js versions. kargo-api-ui builds Kargo's API server
-# serving that folder (test/kargo-v1.11/cmd/kargo-api-ui). Without the vendored files neither is built,
-# and the browser proof skips with one line naming what is missing.
-KARGO_UI_SRC := $(CURDIR)/../shared/vendor/kargo/v1.11.2/ui
+# serving that folder (test/kargo-v1.11/cmd/kargo-api-ui). Without the UI's source (an
+# $ANALYSIS_HEALTH_VENDOR without it) the UI is not built, and the browser proof skips with one line naming
+# what is missing.
+KARGO_UI_SRC := $(VENDOR_TREE)/kargo/v1.11.2/ui
 KARGO_UI_TAG := v1.11.2
 KARGO_UI ?= $(CURDIR)/bin/kargo-ui
 KARGO_UI_WORK := $(CURDIR)/bin/kargo-ui-build
@@ -332,9 +345,9 @@ PNPM_VERSION := 9.0.3
 PNPM_PREFIX := $(CURDIR)/bin/pnpm-$(PNPM_VERSION)
 E2E_KARGO_API_UI ?= $(CURDIR)/bin/kargo-api-ui
 .PHONY: kargo-ui kargo-api-ui kargo-ui-smoke
-kargo-ui:
+kargo-ui: upstream
 	@if [ ! -f $(KARGO_UI_SRC)/package.json ]; then \
-		echo "not building Kargo's UI: $(KARGO_UI_SRC) is not vendored"; rm -rf $(KARGO_UI) $(KARGO_UI).stamp; exit 0; fi; \
+		echo "not building Kargo's UI: no $(KARGO_UI_SRC) (make upstream fetches it)"; rm -rf $(KARGO_UI) $(KARGO_UI).stamp; exit 0; fi; \
 	stamp=$$( (cd $(KARGO_UI_SRC) && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum; \
 		echo "pnpm@$(PNPM_VERSION) node@$$(node --version) $(KARGO_UI_TAG)") | sha256sum | cut -c1-64); \
 	if [ -f $(KARGO_UI)/index.html ] && [ "$$(cat $(KARGO_UI).stamp 2>/dev/null)" = "$$stamp" ]; then \
