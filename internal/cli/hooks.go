@@ -26,6 +26,7 @@ type hooksFlags struct {
 	knownTemplates []string
 	requireTmpl    bool
 	postRenderer   bool
+	failOnWarning  bool
 }
 
 func newHooksCommand(o *Options) *cobra.Command {
@@ -58,7 +59,9 @@ as an Argo CD Config Management Plugin. A run over its own output adds nothing. 
 names that is not in the input (a platform ClusterAnalysisTemplate) is a warning and the hooks are
 written for the rest; name it with --known-template, or make it an error with --require-templates.
 Bad input (malformed YAML, a --template naming nothing) is an error naming the file, document and
-object, exit 1, and nothing on stdout. Warnings go to standard error. See docs/hooks.md.`,
+object, exit 1, and nothing on stdout. Warnings go to standard error; --fail-on-warning makes them
+an error too (exit 1, nothing on stdout), which a Helm post-renderer needs: Helm discards the
+standard error of a post-renderer that succeeds. See docs/hooks.md.`,
 		Example: `  analysis-health hooks -f testdata/charts/canary-checkout.yaml
   helm template checkout ./chart --post-renderer analysis-health \
     --post-renderer-args hooks --post-renderer-args --post-renderer
@@ -83,6 +86,7 @@ object, exit 1, and nothing on stdout. Warnings go to standard error. See docs/h
 	cmd.Flags().DurationVar(&f.kargoTimeout, "kargo-timeout", inspect.DefaultKargoTimeout, "warn when a Rollout needs longer than this Kargo argocd-update timeout (retry.timeout)")
 	cmd.Flags().StringArrayVar(&f.knownTemplates, "known-template", nil, "a template that exists in the cluster though not in the input, "+templateFlagForm+"; repeatable")
 	cmd.Flags().BoolVar(&f.requireTmpl, "require-templates", false, "exit 1 when a template a Rollout names is neither in the input nor a --known-template")
+	cmd.Flags().BoolVar(&f.failOnWarning, "fail-on-warning", false, "exit 1 with nothing on stdout when there is any warning (Helm shows a failing post-renderer's stderr, and discards a succeeding one's)")
 	cmd.Flags().BoolVar(&f.postRenderer, "post-renderer", false, "print the input (stdin unless -f is given) followed by the hooks: helm --post-renderer, Config Management Plugin")
 	return cmd
 }
@@ -163,6 +167,11 @@ func runHooks(o *Options, f *hooksFlags, opts hooks.Options) error {
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
+	}
+	if f.failOnWarning && len(res.Warnings) > 0 {
+		// Before the first byte of stdout: Helm (pkg/postrender/exec.go) drops a successful post-renderer's
+		// stderr, so a warning it must see has to fail the render, and a failed render writes nothing.
+		return &ExitError{Code: 1, Err: errors.New("--fail-on-warning: there are warnings (above); nothing written")}
 	}
 	// Generate returns everything at once; nothing has been written before this point.
 	if f.postRenderer {

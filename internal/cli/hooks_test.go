@@ -108,6 +108,15 @@ func TestHooksCommand(t *testing.T) {
 			wantErr: []string{`warning: Rollout orders: spec.strategy.canary.steps[1].analysis: ClusterAnalysisTemplate "platform-success-rate" is not in the input`,
 				"--known-template", "--require-templates"}},
 
+		// --fail-on-warning: the warning on stderr, then exit 1 and not one byte of the stream, so a Helm
+		// post-renderer fails and Helm shows the warning (it discards a succeeding one's stderr).
+		{name: "fail on warning", args: []string{"hooks", "--post-renderer", "--fail-on-warning"}, stdin: canary, code: 1,
+			wantErr: []string{pauseWarning, "Error: --fail-on-warning: there are warnings (above); nothing written"}},
+		{name: "fail on warning, absent template", args: []string{"hooks", "-f", "testdata/hooks/missing-template.yaml", "--fail-on-warning"}, code: 1,
+			wantErr: []string{`ClusterAnalysisTemplate "platform-success-rate" is not in the input`, "--fail-on-warning: there are warnings"}},
+		{name: "fail on warning without warnings", args: []string{"hooks", "--post-renderer", "--fail-on-warning", "-f", webChart},
+			wantOut: []string{readFile(t, "../gate/hooks/testdata/deployment-web.barrier.yaml")}, wantExact: true, noErr: true},
+
 		// Bad input: exit 1, the file, document and object named, nothing on stdout.
 		{name: "absent template required", args: []string{"hooks", "-f", "testdata/hooks/missing-template.yaml", "--require-templates"}, code: 1,
 			wantErr: []string{`Error: testdata/hooks/missing-template.yaml (document 2): Rollout orders: spec.strategy.canary.steps[1].analysis: ClusterAnalysisTemplate "platform-success-rate" is not in the input: unless it already exists in the cluster, the Rollouts controller marks the Rollout InvalidSpec, which is Degraded as soon as it is applied`, "--known-template"}},
