@@ -141,8 +141,15 @@ func New(opts Options) *Cache {
 // space is a cluster's namespace, or all its namespaces: its informers, or the time until which it is
 // read directly.
 type space struct {
-	key      key
-	stop     chan struct{}
+	key  key
+	stop chan struct{}
+	// ctx ends with stop: the informers' requests, a list page or a watch held by the server, end with it.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	stopOnce sync.Once
+	// stopped is set, under Cache.mu, once the space is shut down (swept, failed or closed): a failure
+	// reported after it, by a request that was in flight, changes nothing.
+	stopped  bool
 	watched  [len(resources)]*watched
 	lastUsed atomic.Int64 // unix nanoseconds
 	// failed is set once, under Cache.mu, when a request of an informer failed; retryAt is then when
@@ -207,6 +214,7 @@ func (c *Cache) space(cl Cluster, namespace string, now time.Time) *space {
 			return nil
 		}
 		s = &space{key: k, stop: make(chan struct{}), cluster: cl, asked: map[string]bool{}}
+		s.ctx, s.cancel = context.WithCancel(context.Background())
 		for i := range resources {
 			s.watched[i] = c.run(s, client, i)
 		}
@@ -214,6 +222,18 @@ func (c *Cache) space(cl Cluster, namespace string, now time.Time) *space {
 	}
 	s.lastUsed.Store(now.UnixNano())
 	return s
+}
+
+// shutdown stops the space's informers and ends their requests; it may be called any number of times,
+// from the sweep, a failure and Close, in any order (a watch that failed after the sweep closed its space
+// closed stop a second time: a panic on the reflector's goroutine, the plugin's process gone). Called
+// with Cache.mu held.
+func (s *space) shutdown() {
+	s.stopped = true
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		s.cancel()
+	})
 }
 
 func (s *space) live() bool {
@@ -239,7 +259,7 @@ func (c *Cache) run(s *space, client dynamic.Interface, i int) *watched {
 	kind := kinds[i]
 	lw := &cache.ListWatch{
 		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
-			l, err := listProjected(res, kind, selector)
+			l, err := listProjected(s.ctx, res, kind, selector)
 			if err != nil {
 				fail("list", err)
 			}
@@ -247,7 +267,7 @@ func (c *Cache) run(s *space, client dynamic.Interface, i int) *watched {
 		},
 		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = selector
-			wi, err := res.Watch(context.Background(), o)
+			wi, err := res.Watch(s.ctx, o)
 			if err != nil {
 				fail("watch", err)
 				return nil, err
@@ -265,14 +285,24 @@ func (c *Cache) run(s *space, client dynamic.Interface, i int) *watched {
 	return w
 }
 
+// listResource is what listProjected asks of a dynamic.ResourceInterface.
+type listResource interface {
+	List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
+}
+
 // listProjected lists in pages and keeps each object's projection as its page is read. It reads the
 // current state whatever resourceVersion the reflector asked for (the API server's watch cache answers
 // "0" with one page of everything, ignoring the limit): never older than what it asked for.
-func listProjected(res dynamic.ResourceInterface, kind, selector string) (*storedList, error) {
+func listProjected(ctx context.Context, res listResource, kind, selector string) (*storedList, error) {
 	out := &storedList{}
 	o := metav1.ListOptions{LabelSelector: selector, Limit: pageSize}
-	for {
-		l, err := res.List(context.Background(), o)
+	for pages := 1; ; pages++ {
+		if pages > MaxListPages || len(out.Items) > MaxListObjects {
+			return nil, ErrListTooLong
+		}
+		page, cancel := context.WithTimeout(ctx, PageTimeout)
+		l, err := res.List(page, o)
+		cancel()
 		if err != nil {
 			return nil, err
 		}
@@ -285,6 +315,19 @@ func listProjected(res dynamic.ResourceInterface, kind, selector string) (*store
 		}
 	}
 }
+
+// A list is bounded: a server that answers every page with a continue token (a hostile one a kubeconfig
+// Secret names) would otherwise be listed from for ever, the items of every page kept. 2,000 pages of
+// pageSize are 200,000 objects, twenty times the largest fleet measured (docs/reliability.md); a page
+// that takes PageTimeout is a server that does not answer (the watches' client has no timeout).
+const (
+	MaxListPages   = 2000
+	MaxListObjects = MaxListPages * pageSize
+	PageTimeout    = time.Minute
+)
+
+// ErrListTooLong is the error of a list over MaxListPages pages or MaxListObjects objects.
+var ErrListTooLong = fmt.Errorf("the list did not end within %d pages or %d objects: refused", MaxListPages, MaxListObjects)
 
 // track counts an open watch until its result channel ends or carries an Error event.
 func (c *Cache) track(w *watched, in watch.Interface, fail func(verb string, err error)) watch.Interface {
@@ -347,13 +390,14 @@ func statusText(o runtime.Object) string {
 // watch of every namespace makes the cluster watched per namespace until Idle has passed, logged once.
 func (c *Cache) fail(s *space, verb, what string, err error) {
 	c.mu.Lock()
-	if s.failed {
+	if s.failed || s.stopped {
+		// already failed, or swept or closed while the request was in flight: nothing to stop or say
 		c.mu.Unlock()
 		return
 	}
 	s.failed = true
 	s.retryAt = time.Now().Add(c.opts.Retry)
-	close(s.stop)
+	s.shutdown()
 	cluster := s.key.cluster
 	if s.key.namespace == metav1.NamespaceAll && apierrors.IsForbidden(err) {
 		now := time.Now()
@@ -418,9 +462,7 @@ func (c *Cache) sweep() {
 				if now.Sub(time.Unix(0, s.lastUsed.Load())) < c.opts.Idle {
 					continue
 				}
-				if !s.failed {
-					close(s.stop)
-				}
+				s.shutdown()
 				delete(c.spaces, k)
 			}
 			c.mu.Unlock()
@@ -439,10 +481,8 @@ func (c *Cache) Close() {
 	}
 	close(c.closed)
 	for k, s := range c.spaces {
-		if !s.failed {
-			s.failed = true
-			close(s.stop)
-		}
+		s.failed = true
+		s.shutdown()
 		delete(c.spaces, k)
 	}
 }
