@@ -67,7 +67,16 @@ func readSource(path string, stdin io.Reader) ([]byte, error) {
 
 func configMapData(path string, objs []manifest.Object) (map[string]string, error) {
 	if len(objs) != 1 {
-		return nil, fmt.Errorf("%s: want exactly one argocd-cm ConfigMap (or the merge patch `generate --format patch` writes), found %d objects", path, len(objs))
+		err := fmt.Errorf("%s: want exactly one argocd-cm ConfigMap (or the merge patch `generate --format patch` writes), found %d objects", path, len(objs))
+		for _, o := range objs {
+			if o.APIVersion() == "v1" && o.Kind() == "ConfigMap" && o.Name() == "argocd-cm" {
+				// A whole `helm template` of the argo-cd chart (or a kustomize build): the ConfigMap is
+				// there, among the rest; say how to render it alone, as the Helm-values error does.
+				return nil, fmt.Errorf("%w, among them the ConfigMap argocd-cm (%s): pass it alone, e.g. helm template argo-cd argo/argo-cd -f VALUES "+
+					"--show-only templates/argocd-configs/argocd-cm.yaml, or kubectl get configmap argocd-cm -n argocd -o yaml", err, o.Where())
+			}
+		}
+		return nil, err
 	}
 	data, err := argocdcm.DataFromObject(objs[0].Where(), objs[0].Object)
 	if err != nil && (objs[0].APIVersion() != "v1" || objs[0].Kind() != "ConfigMap") {

@@ -60,6 +60,10 @@ func TestArgoCDCMPatch(t *testing.T) {
 			"is null: this merge patch deletes keys (generate --format patch --remove)"},
 		{"two objects", []string{"health", "-f", objects, "--argocd-cm", objects}, 1, "",
 			"testdata/list.yaml: want exactly one argocd-cm ConfigMap (or the merge patch `generate --format patch` writes), found 2 objects"},
+		{"a whole chart render", []string{"health", "-f", objects, "--argocd-cm", write("render.yaml", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: argocd-server}\n---\n"+
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm}\ndata: {}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: argocd-server}\n")}, 1, "",
+			"render.yaml: want exactly one argocd-cm ConfigMap (or the merge patch `generate --format patch` writes), found 3 objects, among them the ConfigMap argocd-cm " +
+				"(" + filepath.Join(dir, "render.yaml") + " (document 2)): pass it alone, e.g. helm template argo-cd argo/argo-cd -f VALUES --show-only templates/argocd-configs/argocd-cm.yaml"},
 		{"a Deployment", []string{"health", "-f", objects, "--argocd-cm", write("dep.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n")}, 1, "",
 			"dep.yaml (document 1): not an argocd-cm: want apiVersion v1, kind ConfigMap, got apps/v1 Deployment; " + expected},
 		{"two documents", []string{"health", "-f", objects, "--argocd-cm", write("two.yaml", "data: {}\n---\ndata: {}\n")}, 1, "",

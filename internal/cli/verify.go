@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,7 +104,12 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 	for _, d := range dirs {
 		info, err := os.Stat(d)
 		if err != nil {
-			return err
+			// A bare --fuzz takes no value after a space (it has a default, so pflag cannot tell a count
+			// from a DIR): "--fuzz 200" leaves 200 as a DIR. Say how to write it.
+			if _, nerr := strconv.Atoi(d); nerr == nil && errors.Is(err, fs.ErrNotExist) {
+				return usageError("%s: no such directory; to give --fuzz a count, write --fuzz=%s (after a space, %s is read as a DIR to verify)", d, d, d)
+			}
+			return fmt.Errorf("%s: %w", d, pathError(err))
 		}
 		if !info.IsDir() {
 			return fmt.Errorf("%s: not a directory", d)

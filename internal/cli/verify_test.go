@@ -96,3 +96,22 @@ func TestVerifyFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// "--fuzz 200" reads 200 as a DIR (a bare --fuzz has a default); the error says how to write the count.
+func TestVerifyFuzzCountAfterSpace(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"verify", "--fuzz", "200"}, 2, "Error: 200: no such directory; to give --fuzz a count, write --fuzz=200 (after a space, 200 is read as a DIR to verify)\n"},
+		{[]string{"verify", "testdata/verify/syntax", "--fuzz", "7"}, 2, "write --fuzz=7"},
+		// A missing folder that is not a number keeps the plain error.
+		{[]string{"verify", "nope"}, 1, "Error: nope: no such file or directory\n"},
+	} {
+		code, out, errOut := run(t, "", tc.args...)
+		if code != tc.code || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
+		}
+	}
+}
