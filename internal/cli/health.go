@@ -61,7 +61,9 @@ its built-in Lua script, gitops-engine's Go check, or none.
 
 It exits 0 once every object is read, whatever its health. A document that is not a Kubernetes
 object, and a file without a single object (empty, comments only), is a one-line error naming the
-file and document on standard error and exit status 1; the other files are still evaluated. See
+file and document on standard error and exit status 1; the other files are still evaluated. An
+empty List (kubectl get on a cluster with none of the kinds) is an answer, not an error: a note on
+standard error, no rows (an empty array with -o json or yaml) and exit 0. See
 docs/health-semantics.md.
 
 An argocd-cm whose health script asks for open libraries (resource.customizations.useOpenLibs) is
@@ -158,15 +160,24 @@ func runHealth(o *Options, f *healthFlags) error {
 		source = s
 	}
 	profile := f.version.p
-	rows, bad, err := evaluateAll(manifest.NewReader(f.files, o.In), source, profile)
+	rows, bad, lists, err := evaluateAll(manifest.NewReader(f.files, o.In), source, profile)
 	if err != nil {
 		return err
 	}
-	if len(rows) == 0 && len(bad) == 0 {
+	// An empty List is what kubectl get prints when a cluster has none of the kinds asked for: an
+	// answer, not a broken input, so it exits 0 (a loop over clusters goes on), with a note on stderr
+	// that nothing was evaluated there.
+	for _, l := range lists {
+		fmt.Fprintf(o.ErrOut, "%s: an empty List: no objects to evaluate\n", l)
+	}
+	if len(rows) == 0 && len(bad) == 0 && len(lists) == 0 {
 		return manifest.ErrNoObjects
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && (len(bad) > 0 || f.output.String() == "table") {
 		return reportBad(o, bad)
+	}
+	if rows == nil {
+		rows = []HealthRow{} // -o json and -o yaml print an empty array, which jq and yq read as none
 	}
 	// Rows are small beside the objects they come from; holding them until the end means an error in the
 	// last object still leaves stdout empty.
@@ -202,19 +213,28 @@ func reportBad(o *Options, bad []error) error {
 //
 // A document that does not decode is no reason to stop: it is returned in bad, in input order, and the
 // rest is evaluated.
-func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile) (rows []HealthRow, bad []error, err error) {
+//
+// A source whose only documents are empty Lists is no error: it is returned in lists.
+func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile) (rows []HealthRow, bad []error, lists []string, err error) {
 	type result struct {
 		u         manifest.Unit
 		rows      []HealthRow
 		decoded   bool // false: the unit did not decode on its own
 		decodeErr error
+		emptyList bool
 	}
+	listed := map[string]bool{} // the sources with an empty List
 	var docStart int          // index in rows of the current document's first row
 	var docKey, skip string   // the current document; a document decoded whole, whose other units are ignored
 	held := map[string]bool{} // the sources with an object or a document reported in bad
 	defer func() {
 		if err == nil {
 			bad = append(bad, r.Unreadable()...)
+			for _, s := range r.Sources() {
+				if !held[s] && listed[s] {
+					lists, held[s] = append(lists, s), true
+				}
+			}
 			bad = append(bad, emptySources(r.Sources(), held)...)
 		}
 	}()
@@ -226,7 +246,8 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 			}
 			return result{u: u, decoded: true, decodeErr: decodeErr}, nil
 		}
-		return result{u: u, rows: rs, decoded: true}, err
+		empty := err == nil && len(rs) == 0 && u.EmptyList()
+		return result{u: u, rows: rs, decoded: true, emptyList: empty}, err
 	}, func(res result) error {
 		file, doc := res.u.Document()
 		key := fmt.Sprintf("%s\x00%d", file, doc)
@@ -254,13 +275,14 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 		}
 		rows = append(rows, res.rows...)
 		held[file] = held[file] || len(res.rows) > 0
+		listed[file] = listed[file] || res.emptyList
 		return nil
 	})
-	return rows, bad, err
+	return rows, bad, lists, err
 }
 
 // emptySources are the errors for the sources without a single object (an empty file, comments only, a
-// lone ---, null, an empty List), in input order: each is as much a broken input as a stray document,
+// lone ---, null; an empty List is no error), in input order: each is as much a broken input as a stray document,
 // so the other files are still evaluated and the exit status is 1.
 func emptySources(sources []string, held map[string]bool) []error {
 	var errs []error
@@ -272,7 +294,7 @@ func emptySources(sources []string, held map[string]bool) []error {
 		if s == "-" {
 			what = "standard input is empty"
 		}
-		errs = append(errs, fmt.Errorf("%s: %w: %s (or holds only comments, ---, null or an empty List)", s, manifest.ErrNoObjects, what))
+		errs = append(errs, fmt.Errorf("%s: %w: %s (or holds only comments, --- or null)", s, manifest.ErrNoObjects, what))
 	}
 	return errs
 }

@@ -21,6 +21,9 @@ func TestHealthInputErrors(t *testing.T) {
 	}
 	empty := write("empty.yaml", "")
 	comments := write("comments.yaml", "# nothing rendered\n---\n")
+	emptyList := write("empty-list.yaml", "apiVersion: v1\nkind: List\nitems: []\n")
+	nullItems := write("null-items.yaml", "apiVersion: v1\nkind: RolloutList\nitems:\nmetadata: {resourceVersion: \"1\"}\n")
+	emptyJSONList := `{"apiVersion": "v1", "kind": "List", "items": [], "metadata": {"resourceVersion": ""}}`
 	deployment := write("deployment.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n")
 	folder := filepath.Join(dir, "folder")
 	if err := os.Mkdir(folder, 0o755); err != nil {
@@ -32,7 +35,7 @@ func TestHealthInputErrors(t *testing.T) {
 		}
 	}
 	const run2 = "testdata/run.json"
-	noObjects := ": no Kubernetes objects in the input: the file is empty (or holds only comments, ---, null or an empty List)"
+	noObjects := ": no Kubernetes objects in the input: the file is empty (or holds only comments, --- or null)"
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -44,7 +47,7 @@ func TestHealthInputErrors(t *testing.T) {
 		{name: "empty file", args: []string{"-f", empty}, code: 1, wantErr: []string{"Error: " + empty + noObjects}},
 		{name: "comments only", args: []string{"-f", comments}, code: 1, wantErr: []string{"Error: " + comments + noObjects}},
 		{name: "empty stdin", args: []string{"-f", "-"}, code: 1,
-			wantErr: []string{"Error: -: no Kubernetes objects in the input: standard input is empty (or holds only comments, ---, null or an empty List)"}},
+			wantErr: []string{"Error: -: no Kubernetes objects in the input: standard input is empty (or holds only comments, --- or null)"}},
 		{name: "two empty files", args: []string{"-f", empty, "-f", comments}, code: 1,
 			wantErr: []string{"Error: " + empty + noObjects, "Error: " + comments + noObjects}},
 		{name: "empty file before a good one", args: []string{"-f", empty, "-f", run2}, code: 1,
@@ -53,6 +56,18 @@ func TestHealthInputErrors(t *testing.T) {
 			wantOut: []string{`"name": "run-2"`}, wantErr: []string{"Error: " + empty + noObjects}},
 		{name: "empty file in a folder", args: []string{"-f", folder}, code: 1,
 			wantOut: []string{"run-2"}, wantErr: []string{"Error: " + filepath.Join(folder, "a-empty.yaml") + noObjects}},
+		// kubectl get on a cluster without any of the kinds: an answer, exit 0, nothing on stdout in a
+		// table, an empty array in json and yaml, and a note on stderr.
+		{name: "empty List: exit 0", args: []string{"-f", emptyList}, code: 0, wantErr: []string{emptyList + ": an empty List: no objects to evaluate"}},
+		{name: "List with null items", args: []string{"-f", nullItems}, code: 0, wantErr: []string{nullItems + ": an empty List: no objects to evaluate"}},
+		{name: "empty JSON List on stdin, json", args: []string{"-f", "-", "-o", "json"}, stdin: emptyJSONList, code: 0,
+			wantOut: []string{"[]\n"}, wantErr: []string{"-: an empty List: no objects to evaluate"}},
+		{name: "empty List, yaml", args: []string{"-f", emptyList, "-o", "yaml"}, code: 0,
+			wantOut: []string{"[]\n"}, wantErr: []string{emptyList + ": an empty List: no objects to evaluate"}},
+		{name: "empty List beside a good file", args: []string{"-f", emptyList, "-f", run2}, code: 0,
+			wantOut: []string{"run-2"}, wantErr: []string{emptyList + ": an empty List: no objects to evaluate"}},
+		{name: "empty List beside an empty file", args: []string{"-f", emptyList, "-f", empty}, code: 1,
+			wantErr: []string{emptyList + ": an empty List: no objects to evaluate", "Error: " + empty + noObjects}},
 		{name: "Deployment only: not evaluated, exit 0", args: []string{"-f", deployment}, code: 0,
 			wantOut: []string{"Deployment", "not evaluated: no script here for apps/Deployment; Argo CD uses gitops-engine's built-in Go health check"}},
 		{name: "Deployment only, json", args: []string{"-f", deployment, "-o", "json"}, code: 0,

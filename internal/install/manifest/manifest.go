@@ -503,6 +503,23 @@ func (u Unit) Decode() ([]Object, error) {
 	return []Object{item}, nil
 }
 
+// EmptyList reports a whole document that is a List without items (a kind ending in List, items empty or
+// null), as kubectl get prints it when nothing matches: an answer of "none", where an empty document is a
+// broken input. It decodes the document again, so call it only for a document that gave no objects.
+func (u Unit) EmptyList() bool {
+	if u.Item != 0 {
+		return false
+	}
+	var v map[string]any
+	if err := sigsyaml.Unmarshal(u.doc, &v); err != nil {
+		return false
+	}
+	kind, _ := v["kind"].(string)
+	items, has := v["items"]
+	list, _ := items.([]any)
+	return has && strings.HasSuffix(kind, "List") && len(list) == 0
+}
+
 // DecodeDocument decodes the unit's whole document the general way (once for all its units).
 func (u Unit) DecodeDocument() ([]Object, error) {
 	if u.whole == nil {
@@ -525,7 +542,8 @@ func planDocument(source string, doc, line int, body []byte) []Unit {
 		if !strings.HasSuffix(kind, "List") {
 			return wholeDoc
 		}
-		if _, err := l.header(); err != nil {
+		if _, err := l.header(); err != nil || len(l.items) == 0 {
+			// An empty List stays one unit, so that its consumer sees the document (Unit.EmptyList).
 			return wholeDoc
 		}
 		units := make([]Unit, len(l.items))
@@ -536,7 +554,7 @@ func planDocument(source string, doc, line int, body []byte) []Unit {
 		return units
 	}
 	items, ok := splitYAMLList(body)
-	if !ok {
+	if !ok || len(items) == 0 {
 		return wholeDoc
 	}
 	units := make([]Unit, len(items))

@@ -304,3 +304,30 @@ func TestReaderSources(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyList: a List without items is one unit that knows it is an empty List; an empty document, an
+// object and a List with items are not.
+func TestEmptyList(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       bool
+	}{
+		{"YAML List, items []", "apiVersion: v1\nkind: List\nitems: []\n", true},
+		{"YAML List, items null", "apiVersion: v1\nkind: RolloutList\nitems:\n", true},
+		{"JSON List", `{"apiVersion": "v1", "kind": "List", "items": []}`, true},
+		{"List without items", "apiVersion: v1\nkind: List\n", false},
+		{"empty document", "# nothing\n", false},
+		{"a ConfigMap with items", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nitems: []\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewReader([]string{"-"}, strings.NewReader(tc.body))
+			u, ok, err := r.Next()
+			if err != nil || !ok {
+				t.Fatalf("Next: ok %v, %v", ok, err)
+			}
+			if got := u.EmptyList(); got != tc.want {
+				t.Errorf("EmptyList() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
