@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
+	"github.com/analysis-health/analysis-health/internal/plugin/remote"
 	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 	"github.com/analysis-health/analysis-health/internal/plugin/watchcache"
 )
@@ -421,16 +422,10 @@ func (p *Plugin) remoteClient(kubeconfig []byte, timeout time.Duration) (dynamic
 }
 
 // RemoteClient builds a client from kubeconfig bytes, whose requests time out after timeout (0: never, for
-// watches). The kubeconfig is checked and read as data (kubeconfig.go): nothing in it runs, reads a file or
-// connects before it is accepted, and a response over MaxRemoteResponse is refused.
+// watches). The kubeconfig is checked and read as data (package remote): nothing in it runs, reads a file or
+// connects before it is accepted, an answer over MaxRemoteResponse is refused and no redirect is followed.
 func RemoteClient(kubeconfig []byte, timeout time.Duration) (dynamic.Interface, error) {
-	cfg, err := remoteConfig(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Timeout = timeout
-	cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
-	return dynamic.NewForConfig(cfg)
+	return remote.NewClient(kubeconfig, remote.Options{Timeout: timeout, QPS: ClientQPS, Burst: ClientBurst})
 }
 
 func (p *Plugin) secretValue(parent context.Context, c dynamic.Interface, ns string, s SecretKey, timeout time.Duration) ([]byte, error) {
@@ -634,14 +629,7 @@ func apiError(err error, what string, where site, timeout time.Duration) error {
 }
 
 // statusLine is an API error's HTTP status alone, without the server's message.
-func statusLine(err error) string {
-	var st apierrors.APIStatus
-	if !errors.As(err, &st) {
-		return "no status"
-	}
-	s := st.Status()
-	return clip(fmt.Sprintf("HTTP %d %s", s.Code, s.Reason), 80)
-}
+func statusLine(err error) string { return remote.StatusLine(err) }
 
 func apiMessage(err error) string {
 	var st apierrors.APIStatus

@@ -297,7 +297,7 @@ func TestRemoteResponseBounded(t *testing.T) {
 			goruntime.ReadMemStats(&before)
 			m := remoteRun(t, kubeconfigOf(t, map[string]any{"server": s.URL, "certificate-authority-data": b64(caPEM(s.Server))}, map[string]any{"token": token}), "30s")
 			goruntime.ReadMemStats(&after)
-			if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, "MiB in one object") {
+			if m.Phase != v1alpha1.AnalysisPhaseError || !strings.Contains(m.Message, "larger than 32 MiB") {
 				t.Errorf("%s %q, want an Error naming the bound", m.Phase, m.Message)
 			}
 			// the server's writes stop once the client stops reading: what it wrote is the bound and
