@@ -48,6 +48,9 @@ var exampleStandIns = map[string]string{
 // have them on purpose. scripts --strict on our own install and the rendered charts has none.
 var exampleExitCodes = map[string]int{
 	"inspect --strict": 1,
+	// The stand-in chart (canary-checkout) ends with a pause: {}, which hooks warns holds the sync: the
+	// post-renderer example fails on it, as docs/hooks.md says it does.
+	"hooks --fail-on-warning": 1,
 }
 
 // What the non-analysis-health commands of a pipeline would print.
@@ -378,7 +381,7 @@ func TestExamplesRun(t *testing.T) {
 				if code != want {
 					t.Errorf("`%s` (run as %q): exit %d, want %d\nstderr: %s", ex.line, resolved, code, want, errOut)
 				}
-				if out == "" && !strings.Contains(key, "--out") && !strings.Contains(errOut, "wrote") {
+				if out == "" && want == 0 && !strings.Contains(key, "--out") && !strings.Contains(errOut, "wrote") {
 					t.Errorf("`%s`: no output", ex.line)
 				}
 			})

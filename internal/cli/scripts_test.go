@@ -2,10 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/analysis-health/analysis-health/internal/upstream"
 )
 
 func TestScriptsCommand(t *testing.T) {
@@ -131,5 +137,110 @@ func TestScriptsStrictOnOwnInstall(t *testing.T) {
 		if code != tc.code || (tc.warn == "") != !strings.Contains(out, "WARN") || !strings.Contains(out, tc.warn) {
 			t.Errorf("%s: exit %d, want %d and warning %q:\n%s%s", tc.chart, code, tc.code, tc.warn, out, errOut)
 		}
+	}
+}
+
+// The argo-helm argo-cd chart's default argocd-cm carries eight resource.customizations.ignoreResourceUpdates
+// keys (diff filters, no Lua). They are no scripts, so they match no kind by design: --strict passes on
+// the unmodified chart, alone and with our install merged in, and a key that is a script and matches
+// nothing is still reported under its own key.
+func TestScriptsStrictOnArgoHelmDefaults(t *testing.T) {
+	const helmCM = "testdata/argocd-cm-argo-helm.yaml"
+	code, patch, errOut := run(t, "", "generate", "--format", "patch")
+	if code != 0 {
+		t.Fatalf("generate: exit %d %s", code, errOut)
+	}
+	var p struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := yaml.Unmarshal([]byte(patch), &p); err != nil {
+		t.Fatal(err)
+	}
+	var cm map[string]any
+	if err := yaml.Unmarshal([]byte(readFile(t, helmCM)), &cm); err != nil {
+		t.Fatal(err)
+	}
+	data := cm["data"].(map[string]any)
+	for k, v := range p.Data {
+		data[k] = v
+	}
+	withOurs := filepath.Join(t.TempDir(), "argocd-cm.yaml")
+	raw, err := yaml.Marshal(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(withOurs, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cm, chart string
+		code      int
+		warn      string
+	}{
+		{helmCM, "canary-checkout.yaml", 0, ""},
+		{helmCM, "deployment-web.yaml", 0, ""},
+		{withOurs, "canary-checkout.yaml", 0, ""},
+		{withOurs, "deployment-web.yaml", 1, "WARN resource.customizations.health.argoproj.io_Experiment: matches none of the given objects' kinds\n"},
+	} {
+		code, out, errOut := run(t, "", "scripts", "--argocd-cm", tc.cm, "-f", "../../testdata/charts/"+tc.chart, "--strict")
+		if code != tc.code || (tc.warn == "") != !strings.Contains(out, "WARN") || !strings.Contains(out, tc.warn) {
+			t.Errorf("%s -f %s: exit %d, want %d and warning %q:\n%s%s", filepath.Base(tc.cm), tc.chart, code, tc.code, tc.warn, out, errOut)
+		}
+		// Every warning names a data key of the ConfigMap, never a bare "resource.customizations <kind>".
+		for _, line := range strings.Split(out, "\n") {
+			if rest, ok := strings.CutPrefix(line, "WARN "); ok {
+				key, _, _ := strings.Cut(rest, ":")
+				if _, ok := data[key]; !ok {
+					t.Errorf("%s: warning does not name a key of the ConfigMap: %s", tc.chart, line)
+				}
+			}
+		}
+	}
+	// A legacy resource.customizations entry holding only a diff setting is no script either.
+	legacy := filepath.Join(t.TempDir(), "legacy.yaml")
+	if err := os.WriteFile(legacy, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n  resource.customizations: |\n    apps/StatefulSet:\n      ignoreDifferences: |\n        jsonPointers:\n        - /spec/volumeClaimTemplates\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run(t, "", "scripts", "--argocd-cm", legacy, "-f", "../../testdata/charts/canary-checkout.yaml", "--strict"); code != 0 || strings.Contains(out, "WARN") {
+		t.Errorf("legacy ignoreDifferences entry: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// The committed argo-helm argocd-cm is the vendored chart's: every configs.cm default of its values.yaml
+// (but create and annotations, which the chart's helper omits) is a data key with that value, plus the
+// url preset, and nothing else.
+func TestArgoHelmDefaultArgoCDCM(t *testing.T) {
+	raw, err := os.ReadFile(upstream.Vendored(t, "argo-helm/charts/argo-cd/values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values struct {
+		Global struct {
+			Domain string `json:"domain"`
+		} `json:"global"`
+		Configs struct {
+			CM map[string]any `json:"cm"`
+		} `json:"configs"`
+	}
+	if err := yaml.Unmarshal(raw, &values); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"url": "https://" + values.Global.Domain}
+	for k, v := range values.Configs.CM {
+		if k == "create" || k == "annotations" {
+			continue
+		}
+		if s := fmt.Sprint(v); s != "" {
+			want[k] = s
+		}
+	}
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, "testdata/argocd-cm-argo-helm.yaml")), &cm); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cm.Data, want) {
+		t.Errorf("testdata/argocd-cm-argo-helm.yaml data differs from the vendored chart's configs.cm:\n got %v\nwant %v", cm.Data, want)
 	}
 }

@@ -84,7 +84,11 @@ func Parse(data map[string]string) (Overrides, error) {
 			return nil, fmt.Errorf("%s: %w", customizationsKey, err)
 		}
 		for k, v := range legacy {
-			ov[k] = Override(v)
+			// An entry with only ignoreDifferences, ignoreResourceUpdates or knownTypeFields (fields this
+			// struct does not read) holds no Lua: it is no script, so it is no entry here (see below).
+			if o := Override(v); o != (Override{}) {
+				ov[k] = o
+			}
 		}
 	}
 	keys := make([]string, 0, len(data))
@@ -104,8 +108,22 @@ func Parse(data map[string]string) (Overrides, error) {
 		if err != nil {
 			return nil, err
 		}
-		o := ov[key]
 		v := data[k]
+		// The customization types Argo CD's util/settings reads from split keys
+		// (SettingsManager.appendResourceOverridesFromSplitKeys: health, useOpenLibs, actions,
+		// ignoreDifferences, ignoreResourceUpdates, knownTypeFields; any other is an error there). Only the
+		// first three are about Lua, so only they make an entry: a diff or update-filter key (the argo-helm
+		// chart ships eight ignoreResourceUpdates ones by default) is not a script that could "match no kind".
+		switch parts[2] {
+		case "ignoreDifferences", "ignoreResourceUpdates", "knownTypeFields":
+			// Not ours to interpret, but Argo CD rejects unparsable YAML here, so do we.
+			var any interface{}
+			if err := yaml.Unmarshal([]byte(v), &any); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			continue
+		}
+		o := ov[key]
 		switch parts[2] {
 		case "health":
 			o.HealthLua = v
@@ -117,12 +135,6 @@ func Parse(data map[string]string) (Overrides, error) {
 			o.UseOpenLibs = b
 		case "actions":
 			o.Actions = v
-		case "ignoreDifferences", "ignoreResourceUpdates", "knownTypeFields":
-			// Not ours to interpret, but Argo CD rejects unparsable YAML here, so do we.
-			var any interface{}
-			if err := yaml.Unmarshal([]byte(v), &any); err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
 		default:
 			return nil, fmt.Errorf("%s: resource customization type %s not supported", k, parts[2])
 		}
