@@ -14,9 +14,11 @@
 package redact
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"hash/fnv"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -220,6 +222,34 @@ func charAt(s string, i int) (start, end int) {
 		}
 	}
 	return i, i + 1
+}
+
+// Key identifies what the Redactor redacts, for a cache of redacted results (two Redactors of the same
+// secrets have the same Key) without holding the secrets themselves.
+func (r *Redactor) Key() string {
+	if r == nil || len(r.forms) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	forms := make([]string, 0, len(r.forms))
+	for f := range r.forms {
+		forms = append(forms, f)
+	}
+	slices.Sort(forms)
+	for _, f := range forms {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	fragments := make([]uint64, 0, len(r.fragments))
+	for f := range r.fragments {
+		fragments = append(fragments, f)
+	}
+	slices.Sort(fragments)
+	for _, f := range fragments {
+		h.Write(strconv.AppendUint(nil, f, 16))
+		h.Write([]byte{0})
+	}
+	return string(h.Sum(nil))
 }
 
 // Redacts says whether String would change s: s holds a secret.

@@ -84,10 +84,8 @@ func memoKey(cluster string, objs verdict.Objects, opts verdict.Options) string 
 		b.WriteString(p.Hash + "\x00" + p.RolloutRevision + "\x00" + strings.Join(p.Images, ",") + "\x00" + strconv.FormatBool(p.Promoted))
 	}
 	b.WriteByte(0)
-	for _, r := range opts.Redact {
-		b.WriteString(r)
-		b.WriteByte(0)
-	}
+	b.WriteString(opts.Redact.Key())
+	b.WriteByte(0)
 	id := func(o map[string]any) string {
 		md, _ := o["metadata"].(map[string]any)
 		uid, _ := md["uid"].(string)

@@ -3,6 +3,7 @@ package rolloutplugin
 import (
 	"testing"
 
+	"github.com/analysis-health/analysis-health/internal/plugin/redact"
 	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 )
 
@@ -50,7 +51,7 @@ func TestMemoKey(t *testing.T) {
 		"another image":            func(_ *verdict.Objects, p *verdict.Options) { p.Image = "registry.example.internal/checkout:2" },
 		"inconclusive degraded":    func(_ *verdict.Objects, p *verdict.Options) { p.InconclusiveDegraded = true },
 		"another no-analysis rule": func(_ *verdict.Objects, p *verdict.Options) { p.NoAnalysis.Policy = "failed" },
-		"a secret to redact":       func(_ *verdict.Objects, p *verdict.Options) { p.Redact = []string{"s3cr3t"} },
+		"a secret to redact":       func(_ *verdict.Objects, p *verdict.Options) { p.Redact = redact.New("s3cr3t") },
 		"a value bound":            func(_ *verdict.Objects, p *verdict.Options) { p.MaxValueBytes = 100 },
 		"a run moved to experiment": func(o *verdict.Objects, _ *verdict.Options) {
 			o.Experiments = append(o.Experiments, o.AnalysisRuns[0])

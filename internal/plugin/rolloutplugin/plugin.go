@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
+	"github.com/analysis-health/analysis-health/internal/plugin/redact"
 	"github.com/analysis-health/analysis-health/internal/plugin/remote"
 	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 	"github.com/analysis-health/analysis-health/internal/plugin/watchcache"
@@ -190,10 +191,11 @@ func (p *Plugin) Terminate(_ *v1alpha1.AnalysisRun, _ v1alpha1.Metric, m v1alpha
 }
 
 func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1alpha1.Measurement) (out v1alpha1.Measurement) {
-	var secrets []string
+	// every text the measurement and the log get passes through rd first (package redact)
+	rd := &redact.Redactor{}
 	defer func() {
 		if r := recover(); r != nil {
-			out = p.finish(m, v1alpha1.AnalysisPhaseError, redact(fmt.Sprintf("internal error: %v", r), secrets))
+			out = p.finish(m, v1alpha1.AnalysisPhaseError, rd.String(fmt.Sprintf("internal error: %v", r)))
 		}
 	}()
 	if run == nil {
@@ -203,13 +205,13 @@ func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1
 	// been templated into the config; they must not reach the value, message or log.
 	for _, a := range run.Spec.Args {
 		if a.ValueFrom != nil && a.ValueFrom.SecretKeyRef != nil && a.Value != nil {
-			secrets = append(secrets, *a.Value)
+			rd.Add(*a.Value)
 		}
 	}
 	cfg, err := ParseConfig(configOf(metric))
 	if err != nil {
-		p.logf("%s", redact(fmt.Sprintf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, err), secrets))
-		return p.finish(m, v1alpha1.AnalysisPhaseError, redact(err.Error(), secrets))
+		p.logRedacted(rd, "AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, err)
+		return p.finish(m, v1alpha1.AnalysisPhaseError, rd.String(err.Error()))
 	}
 	pin := verdict.PinFromMetadata(m.Metadata)
 	// The controller calls plugins without a deadline: the whole measurement has one.
@@ -218,24 +220,23 @@ func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1
 	// The first measurement reads directly: the revision it pins must be the one the Rollout delivers
 	// now, not the one a watch last delivered. A config that holds a Secret's value is never watched:
 	// the watches are shared by every run and log their namespace.
-	watch := p.cache != nil && !holdsSecret(cfg, secrets)
-	v, more, err := p.judge(ctx, cfg, run.Namespace, pin, !watch || pin == nil, watch)
-	secrets = append(secrets, more...)
+	watch := p.cache != nil && !holdsSecret(cfg, rd)
+	v, err := p.judge(ctx, cfg, run.Namespace, pin, !watch || pin == nil, watch, rd)
 	if err != nil {
-		msg := redact(err.Error(), secrets)
 		// the whole line: a Secret's value may name the run's own namespace too
-		p.logf("%s", redact(fmt.Sprintf("AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, err), secrets))
-		return p.finish(m, v1alpha1.AnalysisPhaseError, msg)
+		p.logRedacted(rd, "AnalysisRun %s/%s metric %q: %s", run.Namespace, run.Name, metric.Name, err)
+		return p.finish(m, v1alpha1.AnalysisPhaseError, rd.String(err.Error()))
 	}
-	m.Value = redact(v.Value, secrets)
-	m.Message = redact(v.Message, secrets)
+	// the verdict redacted its texts before cutting them; this pass keeps the value a JSON document
+	m.Value = rd.JSON(v.Value)
+	m.Message = rd.String(v.Message)
 	// The pin goes back to the controller with the measurement, which returns it on every Resume.
 	if md := v.Pin.Metadata(); md != nil {
 		if m.Metadata == nil {
 			m.Metadata = map[string]string{}
 		}
 		for k, x := range md {
-			m.Metadata[k] = redact(x, secrets)
+			m.Metadata[k] = rd.String(x)
 		}
 	}
 	phase := v1alpha1.AnalysisPhase(v.Phase)
@@ -274,29 +275,40 @@ func (p *Plugin) logf(format string, a ...any) {
 	fmt.Fprintf(p.opts.Log, "analysis-health/rollout-analysis: "+format+"\n", a...)
 }
 
+// logRedacted logs a line of a measurement: formatted first, then redacted whole, so that no verb's
+// quoting or escaping of an argument hides a Secret's value from the Redactor.
+func (p *Plugin) logRedacted(rd *redact.Redactor, format string, a ...any) {
+	p.logf("%s", rd.String(fmt.Sprintf(format, a...)))
+}
+
 // judge reads the objects and decides; unless direct, from the namespace's watches when they are live.
 // A verdict other than Running from the watches is judged again from a direct read (docs/kargo.md, "Reads
-// served from watches"). It returns the strings found in Secrets, for redaction.
-func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin *verdict.Pin, direct, watch bool) (verdict.Verdict, []string, error) {
+// served from watches"). It adds the secrets of a kubeconfig Secret to rd.
+func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin *verdict.Pin, direct, watch bool, rd *redact.Redactor) (verdict.Verdict, error) {
 	if err := p.allowed(cfg, runNamespace); err != nil {
-		return verdict.Verdict{}, nil, err
+		return verdict.Verdict{}, err
 	}
 	local, err := p.localClient()
 	if err != nil {
-		return verdict.Verdict{}, nil, fmt.Errorf("cannot build a client for the Rollouts controller's cluster: %v", err)
+		return verdict.Verdict{}, fmt.Errorf("cannot build a client for the Rollouts controller's cluster: %v", err)
 	}
 	client := local
-	var secrets []string
 	where := site{name: "the Rollouts controller's cluster"}
 	cluster := watchcache.Cluster{ID: "local", Where: where.name, Client: p.localWatch, AllNamespaces: true}
 	if s := cfg.KubeconfigSecret; s != nil {
 		kubeconfig, err := p.secretValue(ctx, local, runNamespace, *s, cfg.apiTimeout)
 		if err != nil {
-			return verdict.Verdict{}, nil, err
+			return verdict.Verdict{}, err
 		}
-		secrets = append(secrets, kubeconfigSecrets(kubeconfig)...)
+		for _, s := range kubeconfigSecrets(kubeconfig) {
+			if s == string(kubeconfig) {
+				rd.AddWhole(s) // its lines are also the field names a refusal names
+			} else {
+				rd.Add(s)
+			}
+		}
 		if client, err = p.remoteClient(kubeconfig, cfg.apiTimeout); err != nil {
-			return verdict.Verdict{}, secrets, fmt.Errorf("Secret %s/%s key %q: %v", runNamespace, s.Name, s.Key, err)
+			return verdict.Verdict{}, fmt.Errorf("Secret %s/%s key %q: %v", runNamespace, s.Name, s.Key, err)
 		}
 		where = site{name: fmt.Sprintf("the cluster of the kubeconfig in Secret %s/%s", runNamespace, s.Name), remote: true}
 		// a changed Secret is another cluster identity: the old one's watches go idle
@@ -314,7 +326,7 @@ func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin
 	}
 	if !cached {
 		if objs, err = read(ctx, client, cfg, where, pin); err != nil {
-			return verdict.Verdict{}, secrets, err
+			return verdict.Verdict{}, err
 		}
 	}
 	opts := verdict.Options{
@@ -323,25 +335,25 @@ func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin
 		Pin:                  pin,
 		InconclusiveDegraded: strings.EqualFold(cfg.Inconclusive, "degraded"),
 		NoAnalysis:           noAnalysis(ctx, client, cfg, where),
-		Redact:               secrets,
+		Redact:               rd,
 	}
 	key, slot := "", ""
 	if cached {
 		if key = memoKey(cluster.ID, objs, opts); key != "" {
 			slot = memoSlot(cluster.ID, objs)
 			if v, ok := p.memo.get(slot, key); ok {
-				return v, secrets, nil
+				return v, nil
 			}
 		}
 	}
 	v, err := verdict.Judge(objs, opts)
 	if cached && (err != nil || v.Phase != verdict.Running) {
-		return p.judge(ctx, cfg, runNamespace, pin, true, watch)
+		return p.judge(ctx, cfg, runNamespace, pin, true, watch, rd)
 	}
 	if key != "" && err == nil {
 		p.memo.put(slot, key, v)
 	}
-	return v, secrets, err
+	return v, err
 }
 
 func (p *Plugin) localClient() (dynamic.Interface, error) {
@@ -640,26 +652,8 @@ func apiMessage(err error) string {
 }
 
 // holdsSecret says whether the config's Rollout is named by a Secret's value.
-func holdsSecret(cfg Config, secrets []string) bool {
-	return holdsSecretIn(cfg.Namespace, secrets) || holdsSecretIn(cfg.Name, secrets)
-}
-
-func holdsSecretIn(s string, secrets []string) bool {
-	for _, x := range secrets {
-		if x != "" && strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
-}
-
-func redact(s string, secrets []string) string {
-	for _, x := range secrets {
-		if x != "" {
-			s = strings.ReplaceAll(s, x, "*****")
-		}
-	}
-	return s
+func holdsSecret(cfg Config, rd *redact.Redactor) bool {
+	return rd.Redacts(cfg.Namespace) || rd.Redacts(cfg.Name)
 }
 
 // ensure the interfaces match the controller's.

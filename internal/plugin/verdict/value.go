@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
+
+	redaction "github.com/analysis-health/analysis-health/internal/plugin/redact"
 )
 
 // Bounds of the texts in a value: a run's message names its failing metric and what it measured, which
@@ -75,13 +77,6 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// redact replaces every occurrence of a secret by *****, as the Rollouts controller does for Secret
-// arguments in measurement messages (analysis/analysis.go).
-func redact(s string, secrets []string) string {
-	for _, x := range secrets {
-		if x != "" {
-			s = strings.ReplaceAll(s, x, "*****")
-		}
-	}
-	return s
-}
+// redact removes Secret values from a text, in every form they take (package redact), before it is cut or
+// encoded; nil redacts nothing.
+func redact(s string, r *redaction.Redactor) string { return r.String(s) }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
 	"github.com/analysis-health/analysis-health/internal/plugin/field"
+	redaction "github.com/analysis-health/analysis-health/internal/plugin/redact"
 	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 )
@@ -77,8 +78,9 @@ type Options struct {
 	NoAnalysis NoAnalysis
 	// MaxValueBytes bounds Verdict.Value; default DefaultMaxValueBytes.
 	MaxValueBytes int
-	// Redact lists strings (Secret values) that must not appear in the message or the value.
-	Redact []string
+	// Redact removes Secret values from every text of the message and the value, before a text is cut or
+	// encoded (package redact); nil redacts nothing.
+	Redact *redaction.Redactor
 	// Engine evaluates the scripts; the zero value is the default profile (engine.Default) with Argo CD's 1 s timeout.
 	Engine engine.Engine
 }

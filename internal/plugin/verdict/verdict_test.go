@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	redaction "github.com/analysis-health/analysis-health/internal/plugin/redact"
 	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 )
 
@@ -174,7 +175,7 @@ func TestValueBoundAndRedaction(t *testing.T) {
 		objs.AnalysisRuns = append(objs.AnalysisRuns, ar)
 	}
 	for _, max := range []int{0, 600, 1500} {
-		v, err := verdict.Judge(objs, verdict.Options{MaxValueBytes: max, Redact: []string{secret}})
+		v, err := verdict.Judge(objs, verdict.Options{MaxValueBytes: max, Redact: redaction.New(secret)})
 		if err != nil {
 			t.Fatal(err)
 		}
