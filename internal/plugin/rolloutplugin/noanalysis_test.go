@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/analysis-health/analysis-health/internal/plugin/rolloutplugin"
+	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 )
 
 // TestConfigNoAnalysis: noAnalysis takes the three policies in any case, the default empty, and refuses
@@ -64,8 +65,9 @@ func TestNoAnalysisMeasurement(t *testing.T) {
 			}
 			m := p.Run(analysisRun(), metric(cfg))
 			want := "no analysis ran for it: analysis removed (its canary strategy names no analysis any more, while revision 1 ran AnalysisRun checkout-0123456789-1-1)"
-			if m.Phase != tc.phase || !strings.Contains(m.Message, want) || !strings.Contains(m.Value, `"noAnalysis":"analysis removed"`) {
-				t.Fatalf("%s %q %s, want %s with %q", m.Phase, m.Message, m.Value, tc.phase, want)
+			if m.Phase != tc.phase || !strings.Contains(m.Message, want) || !strings.Contains(m.Value, want) ||
+				!strings.Contains(m.Metadata[verdict.MetadataVerdict], `"noAnalysis":"analysis removed"`) || valueProblem(m) != "" {
+				t.Fatalf("%s %q %s %v, want %s with %q", m.Phase, m.Message, m.Value, m.Metadata, tc.phase, want)
 			}
 			for _, a := range c.Actions() {
 				if v := a.GetVerb(); v != "get" && v != "list" {

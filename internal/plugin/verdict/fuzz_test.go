@@ -13,7 +13,7 @@ import (
 )
 
 // judgeMutated judges the Rollout and runs of base, mutated by a mutator drawn from r, and fails t unless
-// Judge succeeds with one of the phases and a JSON value.
+// Judge succeeds with one of the phases, a JSON string value and a JSON structured verdict.
 func judgeMutated(t *testing.T, what string, base verdict.Objects, r *rand.Rand) (verdict.Objects, verdict.Verdict) {
 	t.Helper()
 	m := mutate.FromRand(r)
@@ -31,15 +31,16 @@ func judgeMutated(t *testing.T, what string, base verdict.Objects, r *rand.Rand)
 	default:
 		t.Fatalf("%s: phase %q", what, v.Phase)
 	}
-	if !json.Valid([]byte(v.Value)) {
-		t.Fatalf("%s: %q %s", what, v.Phase, v.Value)
+	var words string
+	if json.Unmarshal([]byte(v.Value), &words) != nil || !json.Valid([]byte(v.Structured)) {
+		t.Fatalf("%s: %q %s %s", what, v.Phase, v.Value, v.Structured)
 	}
 	return objs, v
 }
 
 // Retyped and missing fields anywhere in the Rollout and its runs (metadata included: the plugin reads
 // labels and owner references itself) never make Judge panic or fail; the verdict is always one of the
-// phases and the value JSON.
+// phases, the value a JSON string and the structured verdict JSON.
 func TestMutatedObjects(t *testing.T) {
 	for _, name := range []string{"step-running", "step-successful", "step-failed", "step-inconclusive"} {
 		base := fixture(t, name)
@@ -51,8 +52,8 @@ func TestMutatedObjects(t *testing.T) {
 }
 
 // FuzzMutatedObjects: the Rollout and its runs of a recorded frame, mutated (package mutate, from the
-// fuzzer's seed): Judge never panics or fails, its verdict is a phase and its value JSON, and it is never
-// Successful where our Rollout health script does not say Healthy.
+// fuzzer's seed): Judge never panics or fails, its verdict is a phase, its value a JSON string and its
+// structured verdict JSON, and it is never Successful where our Rollout health script does not say Healthy.
 func FuzzMutatedObjects(f *testing.F) {
 	names := []string{"step-running", "step-successful", "step-failed", "step-inconclusive"}
 	for i := range names {

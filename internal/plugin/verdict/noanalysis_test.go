@@ -99,16 +99,19 @@ func TestNoAnalysisCases(t *testing.T) {
 					t.Errorf("the default is not named: %q", v.Message)
 				}
 				var sum verdict.Summary
-				if err := json.Unmarshal([]byte(v.Value), &sum); err != nil || sum.NoAnalysis != tc.want || sum.Verdict != v.Phase || len(sum.Runs) != 0 {
-					t.Errorf("value %s (%v), want noAnalysis %q", v.Value, err, tc.want)
+				if err := json.Unmarshal([]byte(v.Structured), &sum); err != nil || sum.NoAnalysis != tc.want || sum.Verdict != v.Phase || len(sum.Runs) != 0 {
+					t.Errorf("structured verdict %s (%v), want noAnalysis %q", v.Structured, err, tc.want)
+				}
+				if words := valueWords(t, v.Value); !strings.Contains(words, v.Phase+": ") || !strings.Contains(words, tc.want) {
+					t.Errorf("value %s does not say %s and %q", v.Value, v.Phase, tc.want)
 				}
 			})
 		}
 	}
 	for _, policy := range verdict.NoAnalysisPolicies {
 		v, err := verdict.Judge(fixture(t, "step-successful"), verdict.Options{NoAnalysis: verdict.NoAnalysis{Policy: policy}})
-		if err != nil || v.Phase != verdict.Successful || strings.Contains(v.Message, "noAnalysis") || strings.Contains(v.Value, "noAnalysis") {
-			t.Errorf("%s: a revision whose analysis passed: %s %q %s (%v)", policy, v.Phase, v.Message, v.Value, err)
+		if err != nil || v.Phase != verdict.Successful || strings.Contains(v.Message, "noAnalysis") || strings.Contains(v.Value+v.Structured, "noAnalysis") {
+			t.Errorf("%s: a revision whose analysis passed: %s %q %s %s (%v)", policy, v.Phase, v.Message, v.Value, v.Structured, err)
 		}
 	}
 }

@@ -44,9 +44,11 @@ var Reads = map[string]Fields{
 		"metadata": Sub(meta),
 		"spec": Sub(Fields{
 			"terminate": Whole, "dryRun": Each(Fields{"metricName": Whole}),
-			// a metric's limits (the script's messages, CutShort), not its provider
+			// a metric's limits (the script's messages, CutShort) and conditions (the value's words,
+			// runValue), not its provider
 			"metrics": Each(Fields{"name": Whole, "count": Whole, "interval": Whole, "failureLimit": Whole,
-				"inconclusiveLimit": Whole, "consecutiveErrorLimit": Whole, "consecutiveSuccessLimit": Whole}),
+				"inconclusiveLimit": Whole, "consecutiveErrorLimit": Whole, "consecutiveSuccessLimit": Whole,
+				"successCondition": Whole, "failureCondition": Whole}),
 		}),
 		"status": Sub(Fields{
 			"phase": Whole, "message": Whole,
