@@ -52,11 +52,14 @@ func TestHealthBulkMatchesSerial(t *testing.T) {
 		want = append(want, row)
 	}
 	for _, format := range []string{"json", "yaml", "table"} {
-		var wantOut strings.Builder
-		if err := writeRows(&wantOut, format, want); err != nil {
-			t.Fatal(err)
-		}
 		for _, f := range []string{jsonFile, yamlFile} {
+			for i := range want {
+				want[i].File = f // the rows name the file they come from
+			}
+			var wantOut strings.Builder
+			if err := writeRows(&wantOut, format, want, false); err != nil {
+				t.Fatal(err)
+			}
 			code, out, errOut := run(t, "", "health", "-f", f, "-o", format)
 			if code != 0 {
 				t.Fatalf("%s: exit %d: %s", f, code, errOut)

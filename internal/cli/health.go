@@ -41,6 +41,9 @@ type HealthRow struct {
 	Message    string `json:"message"`
 	// Script says where the script came from: bundled, argocd-cm, or none.
 	Script string `json:"script"`
+	// File is the file the object was read from ("-": standard input), so that equal rows from two
+	// files of a folder can be told apart.
+	File string `json:"file"`
 }
 
 func newHealthCommand(o *Options) *cobra.Command {
@@ -51,8 +54,9 @@ func newHealthCommand(o *Options) *cobra.Command {
 		Long: `health evaluates the health of every object in the input with the bundled health scripts (or,
 with --argocd-cm, those of an argocd-cm ConfigMap or of the merge patch generate --format patch
 writes) in the sandbox Argo CD runs them in, for the release line --argocd-version names, and
-prints one row per object: kind, namespace, name, status and message (-o json and -o yaml add
-apiVersion and where the script came from: bundled, argocd-cm or none).
+prints one row per object: kind, namespace, name, status and message, and the file first when the
+rows come from more than one (-o json and -o yaml add apiVersion, the file, and where the script
+came from: bundled, argocd-cm or none).
 
 The input is files, folders (their .yaml, .yml and .json files) and - for standard input:
 multi-document YAML, JSON, kind: List, as kubectl get -o yaml prints it. A kind no script here
@@ -180,9 +184,9 @@ func runHealth(o *Options, f *healthFlags) error {
 		rows = []HealthRow{} // -o json and -o yaml print an empty array, which jq and yq read as none
 	}
 	// Rows are small beside the objects they come from; holding them until the end means an error in the
-	// last object still leaves stdout empty.
+	// last object still leaves stdout empty. The table names the file only when there is more than one.
 	var b bytes.Buffer
-	if err := writeRows(&b, f.output.String(), rows); err != nil {
+	if err := writeRows(&b, f.output.String(), rows, manyFiles(rows)); err != nil {
 		return err
 	}
 	if _, err = o.Out.Write(b.Bytes()); err != nil {
@@ -224,9 +228,9 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 		emptyList bool
 	}
 	listed := map[string]bool{} // the sources with an empty List
-	var docStart int          // index in rows of the current document's first row
-	var docKey, skip string   // the current document; a document decoded whole, whose other units are ignored
-	held := map[string]bool{} // the sources with an object or a document reported in bad
+	var docStart int            // index in rows of the current document's first row
+	var docKey, skip string     // the current document; a document decoded whole, whose other units are ignored
+	held := map[string]bool{}   // the sources with an object or a document reported in bad
 	defer func() {
 		if err == nil {
 			bad = append(bad, r.Unreadable()...)
@@ -360,7 +364,7 @@ func deleting(obj manifest.Object) bool {
 // newRow starts obj's row and finds its script; without one the row is complete, and says what Argo CD
 // uses instead.
 func newRow(obj manifest.Object, source scriptSource, profile engine.Profile) (row HealthRow, script string, openLibs bool) {
-	row = HealthRow{APIVersion: obj.APIVersion(), Kind: obj.Kind(), Namespace: obj.Namespace(), Name: obj.Name()}
+	row = HealthRow{APIVersion: obj.APIVersion(), Kind: obj.Kind(), Namespace: obj.Namespace(), Name: obj.Name(), File: obj.Source}
 	script, openLibs, row.Script = source(obj.Group(), obj.Kind())
 	if script == "" {
 		row.Message = withoutScript(obj.Group(), obj.Kind(), profile)
@@ -405,7 +409,19 @@ func scriptError(obj manifest.Object, err error) error {
 	return fmt.Errorf("%s: %s %s: health script failed: %w", obj.Where(), obj.Kind(), obj.Name(), err)
 }
 
-func writeRows(w io.Writer, format string, rows []HealthRow) error {
+// manyFiles reports rows read from more than one file.
+func manyFiles(rows []HealthRow) bool {
+	for _, r := range rows {
+		if r.File != rows[0].File {
+			return true
+		}
+	}
+	return false
+}
+
+// writeRows prints rows as format; withFile adds a FILE column to the table (json and yaml always carry
+// the file).
+func writeRows(w io.Writer, format string, rows []HealthRow, withFile bool) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
@@ -416,13 +432,18 @@ func writeRows(w io.Writer, format string, rows []HealthRow) error {
 		return writeYAMLRows(w, rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	file := func(r HealthRow) string { return "" }
+	if withFile {
+		fmt.Fprint(tw, "FILE\t")
+		file = func(r HealthRow) string { return r.File + "\t" }
+	}
 	fmt.Fprintln(tw, "KIND\tNAMESPACE\tNAME\tSTATUS\tMESSAGE")
 	for _, r := range rows {
 		status := r.Status
 		if status == "" {
 			status = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Kind, dash(r.Namespace), r.Name, status, r.Message)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", file(r), r.Kind, dash(r.Namespace), r.Name, status, r.Message)
 	}
 	return tw.Flush()
 }
@@ -478,6 +499,7 @@ func writeYAMLRows(w io.Writer, rows []HealthRow) error {
 			items[i] = map[string]string{
 				"apiVersion": jsonString(r.APIVersion), "kind": jsonString(r.Kind), "namespace": jsonString(r.Namespace),
 				"name": jsonString(r.Name), "status": jsonString(r.Status), "message": jsonString(r.Message), "script": jsonString(r.Script),
+				"file": jsonString(r.File),
 			}
 		}
 		return goyaml.Marshal(items)

@@ -124,3 +124,49 @@ func TestNoObjectsNamesTheInput(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthFileColumn: rows read from more than one file name their file (a FILE column in the table;
+// json and yaml always carry file), so equal rows from two files can be told apart.
+func TestHealthFileColumn(t *testing.T) {
+	dir := t.TempDir()
+	run2 := mustRead(t, "testdata/run.json")
+	for _, name := range []string{"a.json", "b.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(run2), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // exact stdout
+	}{
+		{"a folder of two files", []string{"-f", dir},
+			"FILE" + strings.Repeat(" ", len(a)-2) + "KIND         NAMESPACE  NAME   STATUS   MESSAGE\n" +
+				a + "  AnalysisRun  -          run-2  Healthy  Analysis run completed successfully\n" +
+				b + "  AnalysisRun  -          run-2  Healthy  Analysis run completed successfully\n"},
+		{"one file: no FILE column", []string{"-f", a},
+			"KIND         NAMESPACE  NAME   STATUS   MESSAGE\nAnalysisRun  -          run-2  Healthy  Analysis run completed successfully\n"},
+		{"stdin beside a file", []string{"-f", "-", "-f", a},
+			"FILE" + strings.Repeat(" ", len(a)-2) + "KIND         NAMESPACE  NAME   STATUS   MESSAGE\n" +
+				"-" + strings.Repeat(" ", len(a)+1) + "AnalysisRun  -          run-2  Healthy  Analysis run completed successfully\n" +
+				a + "  AnalysisRun  -          run-2  Healthy  Analysis run completed successfully\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := run(t, run2, append([]string{"health"}, tc.args...)...)
+			if code != 0 || out != tc.want {
+				t.Errorf("exit %d, stderr %q\nstdout:\n%s\nwant:\n%s", code, errOut, out, tc.want)
+			}
+		})
+	}
+	for _, format := range []string{"json", "yaml"} {
+		code, out, _ := run(t, "", "health", "-f", a, "-o", format)
+		want := `"file": "` + a + `"`
+		if format == "yaml" {
+			want = "file: " + a + "\n"
+		}
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("-o %s: exit %d, no %q in:\n%s", format, code, want, out)
+		}
+	}
+}
