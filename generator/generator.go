@@ -126,6 +126,11 @@ type Options struct {
 	// Remove makes the patch format the uninstall: a merge patch that deletes (null) every key the same
 	// options install, so Argo CD's built-in scripts and actions apply again. Patch format only.
 	Remove bool
+	// Out is where the output is written (the CLI's --out): a single-file format's usage hint names it, so
+	// the command pasted from the header applies this very file (a suggested name would apply another:
+	// the install instead of the --remove patch), and the regenerate command spells it out. Empty means
+	// standard output, whose file name the generator cannot know: the hints say FILE.
+	Out string
 }
 
 // File is one rendered file. Path is a slash-separated path relative to the output folder for folder
@@ -150,6 +155,7 @@ type resolved struct {
 	actionKinds   []lua.Kind
 	blockBypass   bool
 	remove        bool
+	out           string
 	form          Form
 	argocdVersion string
 	// profile is the engine profile of argocdVersion, under which the lua format derives its expectations.
@@ -173,6 +179,7 @@ func (o Options) resolveIn(src fs.FS) (resolved, error) {
 		actions:     o.Actions == nil || *o.Actions,
 		blockBypass: o.BlockBypassOnFailedAnalysis == nil || *o.BlockBypassOnFailedAnalysis,
 		remove:      o.Remove,
+		out:         o.Out,
 	}
 	form, err := FormFor(o.ArgoCDVersion)
 	if err != nil {
@@ -416,6 +423,9 @@ func (r resolved) command(f Format) string {
 	if r.remove {
 		version += " --remove"
 	}
+	if r.out != "" {
+		version += " --out " + shellQuote(r.out)
+	}
 	return fmt.Sprintf("analysis-health generate --format %s --inconclusive %s --kinds %s %s %s%s",
 		f, strings.ToLower(r.inconclusive), strings.Join(kinds, ","), target, actions, version)
 }
@@ -434,4 +444,28 @@ func (r resolved) rendering(f Format) (rendering, error) {
 	}
 	in.data = data
 	return in, nil
+}
+
+// outFile is the file a single-file format's usage hint names: --out, or FILE for standard output.
+func (r resolved) outFile() string {
+	if r.out == "" {
+		return "FILE"
+	}
+	return shellQuote(r.out)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but characters no shell treats specially,
+// so a usage hint stays a command to paste whatever --out was.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_./-=:@+,%", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

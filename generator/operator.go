@@ -69,10 +69,10 @@ func (r resolved) markerValue() string {
 	return fmt.Sprintf("analysis-health %s: %s", r.version, strings.Join(kinds, ", "))
 }
 
-func (r resolved) operatorUsage(file, patchType string) []string {
+func (r resolved) operatorUsage(patchType string) []string {
 	return []string{
 		fmt.Sprintf("Apply to the ArgoCD resource %s/%s (not to argocd-cm, which the operator rebuilds):", r.namespace, r.argocdName),
-		fmt.Sprintf("  kubectl patch argocd %s -n %s --type %s --patch-file %s", r.argocdName, r.namespace, patchType, file),
+		fmt.Sprintf("  kubectl patch argocd %s -n %s --type %s --patch-file %s", r.argocdName, r.namespace, patchType, r.outFile()),
 	}
 }
 
@@ -92,7 +92,7 @@ func renderOperator(in rendering) ([]File, error) {
 		),
 		"spec", spec,
 	)
-	usage := append(in.operatorUsage(operatorPatchFile, "merge"),
+	usage := append(in.operatorUsage("merge"),
 		"A merge patch REPLACES whole lists: any other spec.resourceHealthChecks or spec.resourceActions entries",
 		"of the resource are removed. If it has some, use --format operator-json6902 (docs/install.md).",
 	)
@@ -135,7 +135,7 @@ func renderOperatorJSON6902(in rendering) ([]File, error) {
 	if len(actions) > 0 {
 		lists += " and spec.resourceActions"
 	}
-	usage := append(in.operatorUsage(operatorJSONPatchFile, "json"),
+	usage := append(in.operatorUsage("json"),
 		"A JSON patch (RFC 6902) that APPENDS our entries and keeps every other one. It applies only where",
 		"metadata.annotations and "+lists+" exist,",
 		"and the annotation "+OperatorMarker+" is not set yet; otherwise the API server",

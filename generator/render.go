@@ -88,7 +88,7 @@ func renderPatch(in rendering) ([]File, error) {
 		out, err := encode(in.header.with(
 			"JSON merge patch that removes the analysis-health keys of argocd-cm, so Argo CD's built-in health",
 			"scripts and actions apply again (docs/install.md, uninstall):",
-			"  kubectl patch configmap argocd-cm -n "+in.namespace+" --type merge --patch-file "+patchFile,
+			"  kubectl patch configmap argocd-cm -n "+in.namespace+" --type merge --patch-file "+in.outFile(),
 		), mapping("data", nulls), nil)
 		if err != nil {
 			return nil, err
@@ -99,7 +99,7 @@ func renderPatch(in rendering) ([]File, error) {
 	doc := mapping("data", scripts(in.data))
 	out, err := encode(in.header.with(
 		"JSON merge patch that adds or replaces only the analysis-health keys of argocd-cm:",
-		"  kubectl patch configmap argocd-cm -n "+in.namespace+" --type merge --patch-file "+patchFile,
+		"  kubectl patch configmap argocd-cm -n "+in.namespace+" --type merge --patch-file "+in.outFile(),
 	), doc, in.data)
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func renderHelm(in rendering) ([]File, error) {
 	doc := mapping("configs", mapping("cm", scripts(in.data)))
 	out, err := encode(in.header.with(
 		"Values for the argo-helm argo-cd chart; Helm merges them with your other values files:",
-		"  helm upgrade RELEASE argo/argo-cd -n "+in.namespace+" -f your-values.yaml -f "+helmFile,
+		"  helm upgrade RELEASE argo/argo-cd -n "+in.namespace+" -f your-values.yaml -f "+in.outFile(),
 	), doc, in.data)
 	if err != nil {
 		return nil, err

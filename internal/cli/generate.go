@@ -208,6 +208,8 @@ func runGenerate(o *Options, f *generateFlags) error {
 		BlockBypassOnFailedAnalysis: new(f.blockBypass),
 		ArgoCDVersion:               f.version.p.String(),
 		Remove:                      f.remove,
+		// The headers' usage hints name the file written (FILE for standard output).
+		Out: f.out,
 	}
 	if f.inconclusive.String() == "degraded" {
 		opts.Inconclusive = generator.InconclusiveDegraded

@@ -134,7 +134,7 @@ func TestGenerateOutFile(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	got, err := os.ReadFile(file)
-	if err != nil || !bytes.Equal(got, rendered(t, generator.Helm, generator.Options{})[0].Data) {
+	if err != nil || !bytes.Equal(got, rendered(t, generator.Helm, generator.Options{Out: file})[0].Data) {
 		t.Errorf("file content differs from the generator's (%v)", err)
 	}
 	if names := tree(t, dir); strings.Join(names, ",") != ".,values.yaml" {
@@ -150,7 +150,7 @@ func TestGenerateOutFolder(t *testing.T) {
 			if code != 0 || out != "" {
 				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 			}
-			for _, want := range rendered(t, f, generator.Options{}) {
+			for _, want := range rendered(t, f, generator.Options{Out: dir}) {
 				got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(want.Path)))
 				if err != nil || !bytes.Equal(got, want.Data) {
 					t.Errorf("%s: %v, or content differs", want.Path, err)
