@@ -230,13 +230,18 @@ func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1
 	// the verdict redacted its texts before cutting them; this pass keeps the value a JSON document
 	m.Value = rd.JSON(v.Value)
 	m.Message = rd.String(v.Message)
-	// The pin goes back to the controller with the measurement, which returns it on every Resume.
-	if md := v.Pin.Metadata(); md != nil {
+	// The pin goes back to the controller with the measurement, which returns it on every Resume; the
+	// structured verdict goes with it, for tools (the value is words, for people).
+	if md := v.Metadata(); md != nil {
 		if m.Metadata == nil {
 			m.Metadata = map[string]string{}
 		}
 		for k, x := range md {
-			m.Metadata[k] = rd.String(x)
+			if k == verdict.MetadataVerdict {
+				m.Metadata[k] = rd.JSON(x) // a JSON document, kept one
+			} else {
+				m.Metadata[k] = rd.String(x)
+			}
 		}
 	}
 	phase := v1alpha1.AnalysisPhase(v.Phase)
@@ -250,18 +255,20 @@ func (p *Plugin) measure(run *v1alpha1.AnalysisRun, metric v1alpha1.Metric, m v1
 	return p.finish(m, phase, m.Message)
 }
 
-// finish completes a measurement; a value is always JSON, for Kargo's UI parses it.
+// finish completes a measurement; a value is always a JSON string, for Kargo's UI parses it
+// (verdict.ErrorValue for an Error, with the structured verdict in the metadata).
 func (p *Plugin) finish(m v1alpha1.Measurement, phase v1alpha1.AnalysisPhase, msg string) v1alpha1.Measurement {
 	now := metav1.NewTime(p.opts.Now())
 	m.Phase, m.Message, m.ResumeAt, m.FinishedAt = phase, msg, nil, &now
 	if phase == v1alpha1.AnalysisPhaseError {
-		m.Value = errorValue(msg)
+		var structured string
+		m.Value, structured = verdict.ErrorValue(msg)
+		if m.Metadata == nil {
+			m.Metadata = map[string]string{}
+		}
+		m.Metadata[verdict.MetadataVerdict] = structured
 	}
 	return m
-}
-
-func errorValue(msg string) string {
-	return fmt.Sprintf(`{"verdict":"Error","message":%q}`, clip(msg, 300))
 }
 
 func clip(s string, n int) string {

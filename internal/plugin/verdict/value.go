@@ -15,9 +15,9 @@ const (
 	maxLast    = 120
 )
 
-// encode renders the summary as compact JSON within opts.MaxValueBytes: texts are shortened first, then
-// metrics and finally runs are left out (newest runs kept, as they decide), with counts of what was
-// omitted. Secret values are redacted before anything is measured.
+// encode renders the summary as compact JSON (Verdict.Structured) within opts.MaxValueBytes: texts are
+// shortened first, then metrics and finally runs are left out (newest runs kept, as they decide), with
+// counts of what was omitted. Secret values are redacted before anything is measured.
 func encode(s Summary, opts Options) string {
 	s.Message = clip(redact(s.Message, opts.Redact), maxMessage)
 	for i := range s.Runs {
@@ -26,6 +26,8 @@ func encode(s Summary, opts Options) string {
 		r.Name = redact(r.Name, opts.Redact)
 		for j := range r.Metrics {
 			r.Metrics[j].Last = clip(redact(r.Metrics[j].Last, opts.Redact), maxLast)
+			r.Metrics[j].SuccessCondition = clip(redact(r.Metrics[j].SuccessCondition, opts.Redact), maxLast)
+			r.Metrics[j].FailureCondition = clip(redact(r.Metrics[j].FailureCondition, opts.Redact), maxLast)
 		}
 	}
 	out := marshal(s)

@@ -94,8 +94,12 @@ const DefaultMaxValueBytes = 4096
 type Verdict struct {
 	Phase   string
 	Message string
-	// Value is compact JSON (a Summary) that Kargo's UI can JSON.parse.
+	// Value is the measurement's value: a JSON string, a sentence that Kargo's UI and Argo Rollouts'
+	// dashboard show as it is (sentence.go), within MaxValueBytes.
 	Value string
+	// Structured is the structured verdict, a Summary as compact JSON within MaxValueBytes: the plugin
+	// puts it in the measurement's metadata (Metadata, MetadataVerdict).
+	Structured string
 	// Revision is the pod-template hash judged (empty if it could not be determined).
 	Revision string
 	// Pin is what the next judgement of the same verification must be given as Options.Pin (nil until a
@@ -103,7 +107,7 @@ type Verdict struct {
 	Pin *Pin
 }
 
-// Summary is what Value holds.
+// Summary is the structured verdict (Verdict.Structured), and what Value says in words.
 type Summary struct {
 	// Rollout is "<namespace>/<name>".
 	Rollout string `json:"rollout"`
@@ -146,6 +150,9 @@ type MetricValue struct {
 	Error        int64  `json:"error"`
 	DryRun       bool   `json:"dryRun,omitempty"`
 	Last         string `json:"last,omitempty"`
+	// SuccessCondition and FailureCondition are the metric's, as the run's spec holds them.
+	SuccessCondition string `json:"successCondition,omitempty"`
+	FailureCondition string `json:"failureCondition,omitempty"`
 }
 
 // scripts are the bundled scripts with the options applied.
@@ -224,7 +231,8 @@ func judge(objs Objects, opts Options) (Verdict, error) {
 			sum.Revision, sum.RolloutRevision = pin.Hash, pin.RolloutRevision
 		}
 		v := Verdict{Phase: phase, Message: redact(msg, opts.Redact), Revision: sum.Revision, Pin: pin}
-		v.Value = encode(sum, opts)
+		v.Structured = encode(sum, opts)
+		v.Value = sentence(sum, opts)
 		return v, nil
 	}
 
@@ -488,9 +496,14 @@ func runValue(r analysisruns.Run) RunValue {
 		step := r.Step
 		v.Step = &step
 	}
+	conditions := map[string]map[string]any{}
+	for _, m := range listOf(mapOf(r.Object["spec"])["metrics"]) {
+		conditions[str(mapOf(m)["name"])] = mapOf(m)
+	}
 	for _, m := range listOf(st["metricResults"]) {
 		mr := mapOf(m)
-		mv := MetricValue{Name: str(mr["name"]), Phase: str(mr["phase"]), Count: num(mr["count"]), Successful: num(mr["successful"]),
+		spec := conditions[str(mr["name"])]
+		mv := MetricValue{SuccessCondition: str(spec["successCondition"]), FailureCondition: str(spec["failureCondition"]), Name: str(mr["name"]), Phase: str(mr["phase"]), Count: num(mr["count"]), Successful: num(mr["successful"]),
 			Failed: num(mr["failed"]), Inconclusive: num(mr["inconclusive"]), Error: num(mr["error"]), DryRun: mr["dryRun"] == true}
 		if ms := listOf(mr["measurements"]); len(ms) > 0 {
 			mv.Last = str(mapOf(ms[len(ms)-1])["value"])

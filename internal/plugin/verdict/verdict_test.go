@@ -151,15 +151,15 @@ status: {phase: Running}
 				t.Fatalf("%s %q, want %s containing %q", v.Phase, v.Message, tc.phase, tc.message)
 			}
 			var sum verdict.Summary
-			if err := json.Unmarshal([]byte(v.Value), &sum); err != nil || sum.Verdict != v.Phase || sum.Rollout != "shop/checkout" {
-				t.Errorf("value %s (%v)", v.Value, err)
+			if err := json.Unmarshal([]byte(v.Structured), &sum); err != nil || sum.Verdict != v.Phase || sum.Rollout != "shop/checkout" {
+				t.Errorf("structured verdict %s (%v)", v.Structured, err)
 			}
 		})
 	}
 }
 
-// The value stays within its bound however many runs and metrics there are, keeps the newest runs, says
-// how much it left out, and never carries a redacted string.
+// The value and the structured verdict stay within their bound however many runs and metrics there are,
+// keep the newest runs, say how much they left out, and never carry a redacted string.
 func TestValueBoundAndRedaction(t *testing.T) {
 	objs := fixture(t, "step-failed")
 	base := objs.AnalysisRuns[0]
@@ -184,13 +184,22 @@ func TestValueBoundAndRedaction(t *testing.T) {
 			limit = verdict.DefaultMaxValueBytes
 		}
 		var sum verdict.Summary
-		if len(v.Value) > limit || json.Unmarshal([]byte(v.Value), &sum) != nil {
-			t.Fatalf("max %d: %d bytes: %s", max, len(v.Value), v.Value)
+		if len(v.Structured) > limit || json.Unmarshal([]byte(v.Structured), &sum) != nil {
+			t.Fatalf("max %d: %d bytes: %s", max, len(v.Structured), v.Structured)
 		}
 		if sum.OmittedRuns == 0 && sum.OmittedMetrics == 0 {
 			t.Errorf("max %d: nothing reported omitted from %d runs", max, len(objs.AnalysisRuns))
 		}
-		if strings.Contains(v.Value, secret) || strings.Contains(v.Message, secret) {
+		words := valueWords(t, v.Value)
+		named := strings.Count(words, "AnalysisRun ")
+		if len(v.Value) > limit || named < len(objs.AnalysisRuns) && !strings.Contains(words, "runs left out") {
+			t.Errorf("max %d: a value of %d bytes, or one that names %d of %d runs and does not say it left some out: %s",
+				max, len(v.Value), named, len(objs.AnalysisRuns), v.Value)
+		}
+		if max == 600 && named == len(objs.AnalysisRuns) {
+			t.Errorf("max %d: %d runs named in %d bytes", max, named, len(v.Value))
+		}
+		if strings.Contains(v.Value+v.Structured, secret) || strings.Contains(v.Message, secret) {
 			t.Errorf("max %d: the secret leaked", max)
 		}
 		if v.Phase != verdict.Failed {
