@@ -18,7 +18,8 @@ var mapOf, text = field.Map, field.Text
 // against the ground truth of the timelines (test/timeline, whose newest runs come from analysisruns):
 // never Successful before every analysis of the released revision passed, Failed once one failed, and
 // the final verdict is the outcome the scenario declares (rolled-back, bypassed and replaced revisions
-// included). Every value is bounded compact JSON.
+// included). Every value is a bounded JSON string, a sentence that names each newest run of the revision
+// with its phase, and every structured verdict (the measurement's metadata) bounded compact JSON.
 //
 // The timelines are every one the e2e recorders captured from Argo Rollouts' real controllers
 // (test/testdata/timelines/<version>/), read strictly by the loader the e2e tests use.
@@ -58,11 +59,22 @@ func testTimeline(t *testing.T, version string, tl *timeline.Timeline) {
 			if len(seq) == 0 || seq[len(seq)-1] != v.Phase {
 				seq = append(seq, v.Phase)
 			}
-			if len(v.Value) > verdict.DefaultMaxValueBytes || !json.Valid([]byte(v.Value)) || strings.Contains(v.Value, "\n") {
-				t.Fatalf("frame %d: value is not bounded compact JSON: %s", i, v.Value)
-			}
+			words := checkValue(t, i, v)
 			// the ground truth speaks of the revision the timeline delivers at its end
 			if released == tl.PodTemplateHash {
+				// the value names each newest run (or experiment) of the revision, with the phase its
+				// controller wrote
+				for _, a := range tl.ExpectedAnalyses() {
+					if ar := tl.LatestRun(&tl.Frames[i], a); ar != nil && timeline.Str(ar, "status", "phase") != "" {
+						kind := timeline.Str(ar, "kind") // an Experiment, or an AnalysisRun
+						if kind == "" {
+							kind = "AnalysisRun"
+						}
+						if run := kind + " " + timeline.Str(ar, "metadata", "name") + " " + timeline.Str(ar, "status", "phase"); !strings.Contains(words, run) {
+							t.Errorf("frame %d: the value %q does not name %q", i, words, run)
+						}
+					}
+				}
 				truth := tl.Verdicts(i)
 				st := mapOf(f.Rollout["status"])
 				promoted := text(st["currentPodHash"]) == released && text(st["stableRS"]) == released
@@ -88,4 +100,26 @@ func testTimeline(t *testing.T, version string, tl *timeline.Timeline) {
 		}
 		t.Logf("%s (%s): %s", tl.Name, tl.Outcome, strings.Join(seq, " → "))
 	})
+}
+
+// checkValue holds a verdict's value and structured verdict to what the plugin promises (docs/kargo.md,
+// "What the Verification tab shows") and returns the value's words: a JSON string, which Kargo's UI
+// JSON.parses and shows as its text, that does not look like a number, which the UI would chart; the
+// structured verdict compact JSON of the verdict's phase; both within DefaultMaxValueBytes.
+func checkValue(t *testing.T, frame int, v verdict.Verdict) string {
+	t.Helper()
+	var words string
+	var sum verdict.Summary
+	switch {
+	case len(v.Value) > verdict.DefaultMaxValueBytes || !strings.HasPrefix(v.Value, `"`) || json.Unmarshal([]byte(v.Value), &words) != nil:
+		t.Fatalf("frame %d: the value is not a bounded JSON string: %s", frame, v.Value)
+	case strings.TrimLeft(strings.TrimSpace(words), "+-.0123456789eExXabcdefABCDEF") == "":
+		t.Fatalf("frame %d: the value looks like a number: %s", frame, v.Value)
+	case len(v.Structured) > verdict.DefaultMaxValueBytes || strings.Contains(v.Structured, "\n") || json.Unmarshal([]byte(v.Structured), &sum) != nil || sum.Verdict != v.Phase:
+		t.Fatalf("frame %d: the structured verdict is not bounded compact JSON of %s: %s", frame, v.Phase, v.Structured)
+	}
+	if got, ok := verdict.SummaryFromMetadata(v.Metadata()); !ok || got.Verdict != v.Phase {
+		t.Fatalf("frame %d: the metadata %v holds no structured verdict of %s", frame, v.Metadata(), v.Phase)
+	}
+	return words
 }
