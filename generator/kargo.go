@@ -87,6 +87,15 @@ type KargoOptions struct {
 	// verdict.NoAnalysisInconclusive or verdict.NoAnalysisFailed; empty or verdict.NoAnalysisSuccessful is
 	// the plugin's default, Successful, and leaves the field out of the template.
 	NoAnalysis string
+	// RolloutsValues are the values the argo-rollouts release runs with now, as `helm get values
+	// argo-rollouts -n argo-rollouts -o yaml` prints them, or the values files helm is given, in helm's -f
+	// order (Path names each in errors and in the header). Helm replaces a list of an earlier values file
+	// by the later file's whole list, so the lists of the generated values are these lists with
+	// analysis-health's entries merged in by name: the release's other plugins, init containers, volumes
+	// and mounts stay, and a second Project's --allow-namespace-pair adds to the first's. Nil: a release
+	// without values of its own (the CLI's --rollouts-values none, which it asks for explicitly); the
+	// header then says that the lists replace any of yours.
+	RolloutsValues []File
 	// Version of analysis-health named in the headers; default "dev".
 	Version string
 }
@@ -163,6 +172,12 @@ func (o KargoOptions) Validate() error {
 			errs = append(errs, fmt.Sprintf("Rollouts service account %q is not <namespace>/<name>", o.RolloutsServiceAccount))
 		}
 	}
+	if len(errs) == 0 && o.RolloutsValues != nil {
+		// the merge's refusals (a conflicting entry, a malformed file) are bad input as well
+		if _, err := kargoController(o); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
@@ -234,6 +249,12 @@ func (o KargoOptions) command() string {
 		if f.v != "" {
 			c += " " + f.flag + " " + f.v
 		}
+	}
+	if o.RolloutsValues == nil {
+		c += " --rollouts-values " + RolloutsValuesNone
+	}
+	for _, f := range o.RolloutsValues {
+		c += " --rollouts-values " + f.Path
 	}
 	if o.KubeconfigSecret != "" && o.KubeconfigKey != DefaultKargoKubeconfigKey {
 		c += " --kubeconfig-key " + o.KubeconfigKey
@@ -433,53 +454,111 @@ func KargoImageExpression(repo string) string {
 }
 
 func kargoValues(o KargoOptions) ([]byte, error) {
-	item := object{"name": KargoPluginName, "location": o.PluginLocation}
-	if o.PluginSHA256 != "" {
-		item["sha256"] = o.PluginSHA256
+	controller, err := kargoController(o)
+	if err != nil {
+		return nil, err
 	}
-	usage := []string{
-		"Values for the argo-helm argo-rollouts chart of the Rollouts controller that runs Kargo's verifications",
-		"(on the Kargo control-plane cluster): helm upgrade argo-rollouts argo/argo-rollouts -f your-values.yaml -f " + KargoValuesFile,
-		"The controller reads plugins only at start; the chart's checksum/cm annotation restarts it on a change.",
+	usage := []string{"Values for the argo-helm argo-rollouts chart of the Rollouts controller that runs Kargo's verifications"}
+	if o.RolloutsValues != nil {
+		var names, flags []string
+		for _, f := range o.RolloutsValues {
+			names = append(names, f.Path)
+			flags = append(flags, "-f "+f.Path)
+		}
+		usage = append(usage,
+			"(on the Kargo control-plane cluster), layered after the values they were merged with:",
+			"  helm upgrade --install argo-rollouts argo/argo-rollouts -n argo-rollouts "+strings.Join(flags, " ")+" -f "+KargoValuesFile,
+			"Helm replaces a list by a later file's whole list: these lists are those of "+strings.Join(names, ", ")+" with",
+			"analysis-health's entries merged in by name. Generate again from the release's values of the moment before each",
+			"install (helm get values argo-rollouts -n argo-rollouts -o yaml), or the install drops what changed since.")
+	} else {
+		usage = append(usage,
+			"(on the Kargo control-plane cluster), for a release without values of its own (--rollouts-values none):",
+			"  helm upgrade --install argo-rollouts argo/argo-rollouts -n argo-rollouts -f "+KargoValuesFile,
+			"Helm replaces a list by a later file's whole list: these lists hold analysis-health's entries alone and, layered",
+			"after values of your own, would drop their plugins, init containers, volumes and mounts. With values of your",
+			"own, generate with --rollouts-values FILE (docs/kargo.md).")
 	}
-	// The plugin reads a Rollout of the run's own namespace with the controller's identity, and of another
-	// only where its args allow the pair (rolloutplugin policy.go): the Stage's runs are in the Project
-	// namespace. With a kubeconfig Secret the workload cluster's RBAC governs instead.
+	usage = append(usage, "The controller reads plugins only at start; the chart's checksum/cm annotation restarts it on a change.")
 	switch {
 	case o.KubeconfigSecret != "":
 		usage = append(usage, "The plugin reads the Rollout with the kubeconfig Secret's identity: the workload cluster's RBAC governs what it may read.")
 	case o.Project != "" && o.Namespace != "" && o.Project != o.Namespace:
-		item["args"] = []any{"--" + KargoAllowNamespacePairFlag + "=" + o.Project + "=" + o.Namespace}
 		usage = append(usage, "args: the platform admin's policy lets the Stage's runs (in "+o.Project+") read the Rollout in "+o.Namespace+" (docs/security.md).")
 	case o.Project == "" || o.Namespace == "":
 		usage = append(usage, "A run reads a Rollout of its own namespace only: for a Stage whose Rollout is in another namespace, add to the item",
 			"args: [--"+KargoAllowNamespacePairFlag+"=PROJECT_NAMESPACE=ROLLOUT_NAMESPACE], one a pair (docs/security.md).")
 	}
-	controller := object{"metricProviderPlugins": []any{item}}
-	switch {
-	case o.PluginImage != "":
+	if o.PluginImage != "" {
+		usage = append(usage, "The init container copies the plugin out of "+o.PluginImage+" (an image holding "+PluginImageBinary+",",
+			"docs/kargo.md) into an emptyDir mounted at "+path.Dir(strings.TrimPrefix(o.PluginLocation, "file://"))+". The controller does not check sha256 for files: pin the image by digest.")
+	} else if strings.HasPrefix(o.PluginLocation, "file://") {
+		usage = append(usage, "A file:// location must exist in the controller's container: --plugin-image IMAGE adds the init container",
+			"and volume that put it there (docs/kargo.md). The controller does not check sha256 for files.")
+	}
+	return docs(o.header(usage...), object{"controller": controller})
+}
+
+// kargoController is the values' controller map: the plugin item and, with a plugin image, the init
+// container, volume and mount that carry it, each merged into the release's list (o.RolloutsValues).
+func kargoController(o KargoOptions) (object, error) {
+	item := object{"name": KargoPluginName, "location": o.PluginLocation}
+	if o.PluginSHA256 != "" {
+		item["sha256"] = o.PluginSHA256
+	}
+	// The plugin reads a Rollout of the run's own namespace with the controller's identity, and of another
+	// only where its args allow the pair (rolloutplugin policy.go): the Stage's runs are in the Project
+	// namespace. With a kubeconfig Secret the workload cluster's RBAC governs instead.
+	if o.KubeconfigSecret == "" && o.Project != "" && o.Namespace != "" && o.Project != o.Namespace {
+		item["args"] = []any{"--" + KargoAllowNamespacePairFlag + "=" + o.Project + "=" + o.Namespace}
+	}
+	var initContainer, volume, mount object
+	if o.PluginImage != "" {
 		// The init container copies the binary out of the image into the emptyDir the controller mounts at
 		// the location's folder; the controller reads file:// plugins from there (utils/plugin/downloader.go
 		// copyFile) and checks no sha256 for files, so the image reference pins the binary.
 		file := strings.TrimPrefix(o.PluginLocation, "file://")
-		dir := path.Dir(file)
-		mount := object{"name": KargoPluginVolume, "mountPath": dir}
-		controller["initContainers"] = []any{object{
+		mount = object{"name": KargoPluginVolume, "mountPath": path.Dir(file)}
+		initContainer = object{
 			"name":            KargoPluginVolume,
 			"image":           o.PluginImage,
 			"command":         []any{PluginImageBinary, "--copy-to", file},
 			"volumeMounts":    []any{mount},
 			"securityContext": object{"runAsNonRoot": true, "runAsUser": 65532, "readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false, "capabilities": object{"drop": []any{"ALL"}}},
-		}}
-		controller["volumes"] = []any{object{"name": KargoPluginVolume, "emptyDir": object{}}}
-		controller["volumeMounts"] = []any{mount}
-		usage = append(usage, "The init container copies the plugin out of "+o.PluginImage+" (an image holding "+PluginImageBinary+",",
-			"docs/kargo.md) into an emptyDir mounted at "+dir+". The controller does not check sha256 for files: pin the image by digest.")
-	case strings.HasPrefix(o.PluginLocation, "file://"):
-		usage = append(usage, "A file:// location must exist in the controller's container: --plugin-image IMAGE adds the init container",
-			"and volume that put it there (docs/kargo.md). The controller does not check sha256 for files.")
+		}
+		volume = object{"name": KargoPluginVolume, "emptyDir": object{}}
 	}
-	return docs(o.header(usage...), object{"controller": controller})
+	if o.RolloutsValues == nil {
+		controller := object{rolloutsMetricPlugins: []any{item}}
+		if o.PluginImage != "" {
+			controller[rolloutsInitContainers] = []any{initContainer}
+			controller[rolloutsVolumes] = []any{volume}
+			controller[rolloutsVolumeMounts] = []any{mount}
+		}
+		return controller, nil
+	}
+	rv, err := readRolloutsValues(o.RolloutsValues)
+	if err != nil {
+		return nil, err
+	}
+	controller := object{}
+	if controller[rolloutsMetricPlugins], err = rv.mergeMetricPlugin(item); err != nil {
+		return nil, err
+	}
+	// Without a plugin image the other lists are not written, so the release's stay as they are.
+	if o.PluginImage == "" {
+		return controller, nil
+	}
+	if controller[rolloutsInitContainers], err = rv.mergeNamed(rolloutsInitContainers, initContainer, ourInitContainer, "the init container"); err != nil {
+		return nil, err
+	}
+	if controller[rolloutsVolumes], err = rv.mergeNamed(rolloutsVolumes, volume, ourVolume, "the emptyDir volume"); err != nil {
+		return nil, err
+	}
+	if controller[rolloutsVolumeMounts], err = rv.mergeVolumeMounts(mount); err != nil {
+		return nil, err
+	}
+	return controller, nil
 }
 
 // KargoAllowNamespacePairFlag is the plugin's flag of the admin's namespace policy

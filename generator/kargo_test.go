@@ -27,6 +27,10 @@ var kargoSets = []struct {
 		NoAnalysis: "failed"}},
 	{"multi-cluster", KargoOptions{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "https://example.com/p",
 		PluginSHA256: strings.Repeat("cd", 32), KubeconfigSecret: "shop-workload", KubeconfigKey: "config", RolloutsServiceAccount: "rollouts/controller"}},
+	// the platform's release values (helm get values), whose lists the values keep beside ours
+	{"rollouts-values", KargoOptions{Project: "kargo-shop", Rollout: "checkout", Namespace: "shop", PluginLocation: "file:///analysis-health/rollouts-plugin-metric-analysis-health",
+		PluginImage:    "registry.example.internal/analysis-health/rollouts-plugin-metric-analysis-health@sha256:" + strings.Repeat("ef", 32),
+		RolloutsValues: []File{{Path: "rollouts-values.yaml", Data: []byte(platformRolloutsValues)}}}},
 }
 
 // Every kargo option set, compared with testdata/kargo/<set>/; every file is YAML.

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,6 +25,7 @@ type kargoFlags struct {
 	rolloutsServiceAccount          string
 	imageRepo                       string
 	noAnalysis                      *enumValue
+	rolloutsValues                  []string
 	names                           []string
 }
 
@@ -49,6 +52,50 @@ func addKargoFlags(fs *pflag.FlagSet, k *kargoFlags) {
 	fs.Var(k.noAnalysis, "no-analysis", "--format kargo: a revision promoted without analysis (first deployment, none in the strategy): "+
 		strings.Join(verdict.NoAnalysisPolicies, ", "))
 	k.names = append(k.names, "no-analysis")
+	fs.StringArrayVar(&k.rolloutsValues, "rollouts-values", nil, "--format kargo: the argo-rollouts release's values now (helm get values argo-rollouts -n argo-rollouts -o yaml; repeat in helm's -f order; - reads stdin), "+
+		"whose lists the chart values keep beside ours; "+generator.RolloutsValuesNone+" for a release without values of its own (required)")
+	k.names = append(k.names, "rollouts-values")
+}
+
+// rolloutsValuesRequired is why --format kargo asks for --rollouts-values instead of defaulting to none:
+// Helm replaces a list by the later file's, so values written without the release's would silently drop
+// the platform's other plugins, init containers, volumes and mounts, and another Project's namespace
+// pair; other teams' AnalysisRuns would then end in Error. A refusal costs one flag; a default costs them.
+const rolloutsValuesRequired = "--format kargo needs --rollouts-values: the argo-rollouts release's values now, as " +
+	"helm get values argo-rollouts -n argo-rollouts -o yaml prints them (a file, or - for stdin), since Helm replaces the chart's lists " +
+	"by the generated ones; or --rollouts-values " + generator.RolloutsValuesNone + " for a release without values of its own (docs/kargo.md)"
+
+// readRolloutsValues reads --rollouts-values: nil for none, else each file (- is stdin, once).
+func readRolloutsValues(o *Options, names []string) ([]generator.File, error) {
+	if len(names) == 0 {
+		return nil, usageError("%s", rolloutsValuesRequired)
+	}
+	if slices.Contains(names, generator.RolloutsValuesNone) {
+		if len(names) > 1 {
+			return nil, usageError("--rollouts-values %s is a release without values of its own: give no other --rollouts-values (./%s for a file named so)", generator.RolloutsValuesNone, generator.RolloutsValuesNone)
+		}
+		return nil, nil
+	}
+	files := []generator.File{}
+	stdin := false
+	for _, n := range names {
+		var data []byte
+		var err error
+		if n == "-" {
+			if stdin {
+				return nil, usageError("--rollouts-values - (stdin) given twice")
+			}
+			stdin = true
+			data, err = io.ReadAll(o.In)
+		} else {
+			data, err = os.ReadFile(n)
+		}
+		if err != nil {
+			return nil, usageError("--rollouts-values %s: %v", n, err)
+		}
+		files = append(files, generator.File{Path: n, Data: data})
+	}
+	return files, nil
 }
 
 // checkKargoFlags refuses kargo flags with another format: the user expects them to do something.
@@ -89,6 +136,11 @@ func runGenerateKargo(cmd *cobra.Command, o *Options, f *generateFlags) error {
 	if (opts.Rollout == "") != (opts.Namespace == "") {
 		return usageError("--rollout and --namespace go together: give both, or neither (the Stage's vars then name the Rollout)")
 	}
+	values, err := readRolloutsValues(o, k.rolloutsValues)
+	if err != nil {
+		return err
+	}
+	opts.RolloutsValues = values
 	if k.pluginFile != "" {
 		bin, err := os.ReadFile(k.pluginFile)
 		if err != nil {

@@ -40,7 +40,7 @@ func TestGenerateKargoUsage(t *testing.T) {
 		{"bad project", []string{"--out", out(), "--plugin-location", "file:///p", "--project", "Kargo_Shop"}, "not a valid namespace name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := run(append([]string{"generate", "--format", "kargo"}, tc.args...)...)
+			code, stdout, stderr := run(append([]string{"generate", "--format", "kargo", "--rollouts-values", "none"}, tc.args...)...)
 			if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, tc.want)
 			}
@@ -58,7 +58,7 @@ func TestGenerateKargoUsage(t *testing.T) {
 // TestFlagsThatDoNotApply: every flag that a format ignores is refused with that format, the same way
 // for the kargo flags and the others.
 func TestFlagsThatDoNotApply(t *testing.T) {
-	kargo := []string{"--format", "kargo", "--plugin-location", "file:///p", "--out", filepath.Join(t.TempDir(), "k")}
+	kargo := []string{"--format", "kargo", "--rollouts-values", "none", "--plugin-location", "file:///p", "--out", filepath.Join(t.TempDir(), "k")}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -91,7 +91,7 @@ func TestGenerateKargoInconclusive(t *testing.T) {
 		want string
 	}{{nil, ""}, {[]string{"--inconclusive", "suspended"}, ""}, {[]string{"--inconclusive", "degraded"}, "degraded"}} {
 		dir := filepath.Join(t.TempDir(), "kargo")
-		args := append([]string{"generate", "--format", "kargo", "--plugin-location", "file:///p", "--out", dir}, tc.flag...)
+		args := append([]string{"generate", "--format", "kargo", "--rollouts-values", "none", "--plugin-location", "file:///p", "--out", dir}, tc.flag...)
 		if code, _, stderr := run(args...); code != 0 {
 			t.Fatalf("%v: exit %d %s", tc.flag, code, stderr)
 		}
@@ -128,7 +128,7 @@ func TestGenerateKargoNoAnalysis(t *testing.T) {
 	}{{nil, ""}, {[]string{"--no-analysis", "successful"}, ""}, {[]string{"--no-analysis", "inconclusive"}, "inconclusive"},
 		{[]string{"--no-analysis", "Failed"}, "failed"}} {
 		dir := filepath.Join(t.TempDir(), "kargo")
-		args := append([]string{"generate", "--format", "kargo", "--project", "shop", "--plugin-location", "file:///p", "--out", dir}, tc.flag...)
+		args := append([]string{"generate", "--format", "kargo", "--rollouts-values", "none", "--project", "shop", "--plugin-location", "file:///p", "--out", dir}, tc.flag...)
 		if code, _, stderr := run(args...); code != 0 {
 			t.Fatalf("%v: exit %d %s", tc.flag, code, stderr)
 		}
@@ -160,7 +160,7 @@ func TestGenerateKargoNoAnalysis(t *testing.T) {
 			t.Errorf("the header does not name the default:\n%s", raw)
 		}
 	}
-	code, stdout, stderr := run("generate", "--format", "kargo", "--plugin-location", "file:///p", "--out", filepath.Join(t.TempDir(), "k"), "--no-analysis", "degraded")
+	code, stdout, stderr := run("generate", "--format", "kargo", "--rollouts-values", "none", "--plugin-location", "file:///p", "--out", filepath.Join(t.TempDir(), "k"), "--no-analysis", "degraded")
 	if code != 2 || stdout != "" || !strings.Contains(stderr, `"degraded" is not one of successful, inconclusive, failed`) {
 		t.Errorf("--no-analysis degraded: exit %d %q %q", code, stdout, stderr)
 	}
@@ -175,7 +175,7 @@ func TestGenerateKargo(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "kargo")
-	code, stdout, stderr := run("generate", "--format", "kargo", "--project", "kargo-shop", "--rollout", "checkout", "--namespace", "shop",
+	code, stdout, stderr := run("generate", "--format", "kargo", "--rollouts-values", "none", "--project", "kargo-shop", "--rollout", "checkout", "--namespace", "shop",
 		"--plugin-location", "https://example.com/p", "--plugin-file", bin, "--kubeconfig-secret", "workload", "--out", dir)
 	if code != 0 || stdout != "" || !strings.Contains(stderr, "wrote "+dir) {
 		t.Fatalf("exit %d %q %q", code, stdout, stderr)

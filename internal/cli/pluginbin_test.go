@@ -61,7 +61,7 @@ func TestGenerateKargoPluginFileMustBeStatic(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := filepath.Join(t.TempDir(), "kargo")
-			code, stdout, stderr := run("generate", "--format", "kargo", "--plugin-location", "https://example.com/p", "--plugin-file", bin, "--out", out)
+			code, stdout, stderr := run("generate", "--format", "kargo", "--rollouts-values", "none", "--plugin-location", "https://example.com/p", "--plugin-file", bin, "--out", out)
 			if tc.want == nil {
 				if code != 0 {
 					t.Fatalf("exit %d %q", code, stderr)

@@ -92,11 +92,22 @@ func TestKargoQuickStart(t *testing.T) {
 	}
 	doc := string(raw)
 
-	// Step 3, run as written in a folder holding step 1's build.
+	// Step 3, run as written in a folder holding step 1's build, after the release's values are saved as
+	// helm get values prints them: here a release with a metric plugin of its own, which the generated
+	// values must keep (test/formats TestKargoQuickStartKeepsPlatformValues renders the chart with them).
 	work := t.TempDir()
 	gen := commands(block(t, doc, "generate"))
-	if len(gen) != 1 || gen[0][0] != "analysis-health" {
-		t.Fatalf("step 3 is not one analysis-health command: %v", gen)
+	var releaseValues string
+	for len(gen) > 1 && strings.HasPrefix(strings.Join(gen[0], " "), "helm get values argo-rollouts -n argo-rollouts -o yaml > ") && len(gen[0]) == 10 {
+		releaseValues = gen[0][9]
+		platform := "controller:\n  metricProviderPlugins:\n  - name: argoproj-labs/sample-prometheus\n    location: https://plugins.example.internal/p\n"
+		if err := os.WriteFile(filepath.Join(work, releaseValues), []byte(platform), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gen = gen[1:]
+	}
+	if len(gen) != 1 || gen[0][0] != "analysis-health" || releaseValues == "" || !slices.Contains(gen[0], releaseValues) {
+		t.Fatalf("step 3 is not helm get values of the release into a file, then one analysis-health command reading it: %v", gen)
 	}
 	args := gen[0][1:]
 	for i, a := range args {
@@ -126,14 +137,18 @@ func TestKargoQuickStart(t *testing.T) {
 		return b
 	}
 
-	// Step 4's Helm command keeps the user's values, as the values file's header says.
+	// Step 4's Helm command layers the generated values after the release's, as the values file's header says.
 	install := commands(block(t, doc, "install"))
 	values := string(read("kargo/" + generator.KargoValuesFile))
 	for _, c := range install {
 		line := strings.Join(c, " ")
-		if c[0] == "helm" && (!strings.Contains(line, "-f your-values.yaml -f kargo/"+generator.KargoValuesFile) || !strings.Contains(values, "-f your-values.yaml -f")) {
-			t.Errorf("the Helm command and the values header disagree on keeping the user's values:\n%s\n%s", line, values)
+		if c[0] == "helm" && (!strings.Contains(line, "-f "+releaseValues+" -f kargo/"+generator.KargoValuesFile) ||
+			!strings.Contains(values, "-f "+releaseValues+" -f "+generator.KargoValuesFile)) {
+			t.Errorf("the Helm command and the values header disagree on keeping the release's values:\n%s\n%s", line, values)
 		}
+	}
+	if !strings.Contains(values, "argoproj-labs/sample-prometheus") {
+		t.Errorf("%s dropped the release's metric plugin:\n%s", generator.KargoValuesFile, values)
 	}
 
 	c, err := cluster.StartCluster()

@@ -141,7 +141,7 @@ func (b PluginBinaries) VerificationRun(ns, stage, freightImage string, generate
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "kargo")
 	flags := []string{"generate", "--format", "kargo", "--project", ns, "--rollout", harness.Name, "--namespace", ns,
-		"--plugin-location", "file://" + b.Plugin, "--image-repo", harness.ImageRepo, "--out", out}
+		"--plugin-location", "file://" + b.Plugin, "--image-repo", harness.ImageRepo, "--rollouts-values", "none", "--out", out}
 	cmd := exec.Command(b.CLI, append(flags, generateArgs...)...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("analysis-health generate --format kargo: %v: %s", err, msg)

@@ -101,7 +101,7 @@ func setupKargo(w *harness.World, d *GitDelivery, bins kargoverify.PluginBinarie
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "kargo")
 	if msg, err := exec.Command(bins.CLI, "generate", "--format", "kargo", "--project", ks.ns, "--rollout", harness.Name, "--namespace", w.Namespace,
-		"--plugin-location", "file://"+bins.Plugin, "--image-repo", harness.ImageRepo, "--out", out).CombinedOutput(); err != nil {
+		"--plugin-location", "file://"+bins.Plugin, "--image-repo", harness.ImageRepo, "--rollouts-values", "none", "--out", out).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("analysis-health generate --format kargo: %v: %s", err, msg)
 	}
 	var tmpl unstructured.Unstructured

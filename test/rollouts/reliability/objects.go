@@ -195,7 +195,7 @@ func (r *rig) generated(ns, file string, extra ...string) ([][]byte, error) {
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "kargo")
 	args := append([]string{"generate", "--format", "kargo", "--project", ns, "--rollout", harness.Name, "--namespace", ns,
-		"--plugin-location", "file://" + r.bins.Plugin, "--image-repo", harness.ImageRepo, "--out", out}, extra...)
+		"--plugin-location", "file://" + r.bins.Plugin, "--image-repo", harness.ImageRepo, "--rollouts-values", "none", "--out", out}, extra...)
 	if out, err := exec.Command(r.bins.CLI, args...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("analysis-health %s: %v: %s", strings.Join(args, " "), err, out)
 	}
