@@ -99,17 +99,17 @@ func TestKargoValuesMerge(t *testing.T) {
 			map[string]any{"name": ours, "location": "https://example.com/v2/p", "sha256": strings.Repeat("cd", 32), "args": []any{pair("kargo-shop", "shop")}}},
 		{"a file:// location drops the old download's sha256", imageOpts(valuesFile(`controller:
   metricProviderPlugins:
-  - {name: `+ours+`, location: "https://example.com/v1/p", sha256: `+strings.Repeat("ab", 32)+`}
+  - {name: ` + ours + `, location: "https://example.com/v1/p", sha256: ` + strings.Repeat("ab", 32) + `}
 `)), map[string]string{"metricProviderPlugins": ours, "initContainers": KargoPluginVolume, "volumes": KargoPluginVolume, "volumeMounts": KargoPluginVolume},
 			map[string]any{"name": ours, "location": "file:///analysis-health/p", "args": []any{pair("kargo-shop", "shop")}}},
 		{"our init container, volume and mount of an older image, replaced in place", imageOpts(valuesFile(`controller:
   initContainers:
-  - {name: `+KargoPluginVolume+`, image: old, command: [`+PluginImageBinary+`, --copy-to, /old/p]}
+  - {name: ` + KargoPluginVolume + `, image: old, command: [` + PluginImageBinary + `, --copy-to, /old/p]}
   - {name: download-tools, image: alpine}
   volumes:
-  - {name: `+KargoPluginVolume+`, emptyDir: {}}
+  - {name: ` + KargoPluginVolume + `, emptyDir: {}}
   volumeMounts:
-  - {name: `+KargoPluginVolume+`, mountPath: /old}
+  - {name: ` + KargoPluginVolume + `, mountPath: /old}
 `)), map[string]string{"metricProviderPlugins": ours, "initContainers": KargoPluginVolume + ",download-tools", "volumes": KargoPluginVolume, "volumeMounts": KargoPluginVolume}, nil},
 		// helm -f order: a later file's list replaces an earlier one's whole, maps merge
 		{"files in helm's order", httpsOpts("kargo-shop", "shop", valuesFile(platformRolloutsValues),
