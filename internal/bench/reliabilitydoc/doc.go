@@ -237,7 +237,7 @@ machine are upper bounds; the load average at each window's end is in the table.
 	p("| target | asserts | time | executions | corpus | result |\n|---|---|---|---|---|---|\n")
 	asserts := map[string]string{
 		"FuzzParseConfig":    "no panic; an error names the provider and, for a JSON object, the field",
-		"FuzzMetric":         "any metric JSON through the plugin's Run: no panic, a controller phase, a JSON value of at most 4 KiB, an Error with a message",
+		"FuzzMetric":         "any metric JSON through the plugin's Run: no panic, a controller phase, a JSON string value and the metadata's structured verdict of the phase, each of at most 4 KiB, an Error with a message",
 		"FuzzMutatedObjects": "mutated Rollout and runs (package mutate): no panic, and never Successful where our Rollout health script does not say Healthy",
 	}
 	for _, z := range fz {

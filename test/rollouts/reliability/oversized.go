@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 	"github.com/analysis-health/analysis-health/test/rollouts/harness"
 	"github.com/analysis-health/analysis-health/test/rollouts/kargoverify"
 )
@@ -29,7 +30,7 @@ type oversizedCase struct {
 
 // oversized: a Rollout of about 1 MB (its pod template padded with environment variables) and a run of
 // the Rollout with 1,000 measurements (the recorded frame's, repeated): the measurement is answered
-// within apiTimeout and its value is at most 4 KiB.
+// within apiTimeout and its value, and the structured verdict in its metadata, are at most 4 KiB each.
 func oversized(t *testing.T, r *rig, tl *harness.Timeline) []oversizedCase {
 	mid := relMid(t, tl)
 	var out []oversizedCase
@@ -113,8 +114,8 @@ func oversized(t *testing.T, r *rig, tl *harness.Timeline) []oversizedCase {
 			if m.Phase != v1alpha1.AnalysisPhaseRunning {
 				t.Errorf("%s: %s %q, want Running (the analysis is in flight)", c.name, m.Phase, m.Message)
 			}
-			if len(m.Value) > 4096 {
-				t.Errorf("%s: a value of %d bytes", c.name, len(m.Value))
+			if len(m.Value) > 4096 || len(m.Metadata[verdict.MetadataVerdict]) > 4096 {
+				t.Errorf("%s: a value of %d bytes and a structured verdict of %d", c.name, len(m.Value), len(m.Metadata[verdict.MetadataVerdict]))
 			}
 			if oc.LatencyMS <= 0 || time.Duration(oc.LatencyMS)*time.Millisecond >= 10*time.Second {
 				t.Errorf("%s: answered in %d ms, apiTimeout is 10s", c.name, oc.LatencyMS)
