@@ -29,8 +29,8 @@ import (
 	"github.com/analysis-health/analysis-health/test/suite"
 )
 
-// The argo-helm argo-cd chart is not a Go module: it is vendored read-only outside the repository
-// (internal/upstream: $ANALYSIS_HEALTH_VENDOR, default ../shared/vendor from the repository root).
+// The argo-helm argo-cd chart is not a Go module: it is vendored in third_party/argo-helm and read from
+// the upstream tree (internal/upstream VendorDir: bin/upstream after `make upstream`).
 const argoHelmChartRel = "argo-helm/charts/argo-cd"
 
 // Base is an argocd-cm as a running Argo CD has it: settings of its own, an unrelated

@@ -1,7 +1,7 @@
 // Kargo v1.11.2's control-plane program (its controller and kubernetes-webhooks-server), for the live suite,
 // and cmd/kargo-api-ui, Kargo's API server with its web UI built from the vendored source, for the browser
 // proof (test/rollouts/kargoui). Its nested modules api and pkg/x/client/generated are vendored
-// (../shared/vendor/kargo/SOURCE.md).
+// unmodified in the repository (third_party/kargo/SOURCE.md).
 module github.com/analysis-health/analysis-health/test/kargo-v1.11
 
 go 1.26.0
@@ -258,8 +258,8 @@ require (
 )
 
 replace (
-	github.com/akuity/kargo/api => ../../../shared/vendor/kargo/v1.11.2/api
-	github.com/akuity/kargo/pkg/x/client/generated => ../../../shared/vendor/kargo/v1.11.2/pkg/x/client/generated
+	github.com/akuity/kargo/api => ../../third_party/kargo/v1.11.2/api
+	github.com/akuity/kargo/pkg/x/client/generated => ../../third_party/kargo/v1.11.2/pkg/x/client/generated
 	sigs.k8s.io/kustomize/api => sigs.k8s.io/kustomize/api v0.20.1
 	sigs.k8s.io/kustomize/kyaml => sigs.k8s.io/kustomize/kyaml v0.20.1
 )

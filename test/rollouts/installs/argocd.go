@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/analysis-health/analysis-health/internal/upstream"
 	"github.com/analysis-health/analysis-health/test/rollouts/cluster"
 )
 
@@ -54,13 +55,14 @@ func NewArgoCD(c *cluster.Cluster) (*ArgoCD, error) {
 	return a, nil
 }
 
-// vendorDir is $ANALYSIS_HEALTH_VENDOR, default ../shared/vendor next to the repository (as
-// internal/upstream finds it for the main module's proofs).
+// vendorDir is the upstream tree, as internal/upstream finds it for every proof ($ANALYSIS_HEALTH_VENDOR,
+// else bin/upstream after `make upstream`, ...).
 func vendorDir() string {
-	if d := os.Getenv("ANALYSIS_HEALTH_VENDOR"); d != "" {
-		return d
+	d, err := upstream.VendorDir()
+	if err != nil {
+		return filepath.Join(cluster.RepoRoot(), filepath.FromSlash(upstream.AssembledDir))
 	}
-	return filepath.Join(cluster.RepoRoot(), "..", "shared", "vendor")
+	return d
 }
 
 // Install creates Argo CD's CRDs and its argocd-cm, argocd-secret, argocd-cmd-params-cm and
@@ -70,7 +72,7 @@ func vendorDir() string {
 func (a *ArgoCD) Install(values ...string) error {
 	chart := filepath.Join(vendorDir(), "argo-helm", "charts", "argo-cd")
 	if _, err := os.Stat(filepath.Join(chart, "Chart.yaml")); err != nil {
-		return fmt.Errorf("the argo-helm argo-cd chart is not vendored: %v (set ANALYSIS_HEALTH_VENDOR)", err)
+		return fmt.Errorf("the argo-helm argo-cd chart is not there: %v (run `make upstream`)", err)
 	}
 	args := []string{"install", "-kubeconfig", a.Cluster.Kubeconfig, "-namespace", cluster.ArgoCDNamespace, "-chart", chart}
 	for _, v := range values {

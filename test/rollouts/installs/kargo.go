@@ -94,7 +94,7 @@ func (k *Kargo) Install() error {
 	dir := filepath.Join(vendorDir(), filepath.FromSlash(KargoChartCRDs))
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
-		return fmt.Errorf("Kargo's chart is not vendored: no CRDs in %s (set ANALYSIS_HEALTH_VENDOR)", dir)
+		return fmt.Errorf("Kargo's chart is not there: no CRDs in %s (run `make upstream`, which fetches it)", dir)
 	}
 	if err := k.cluster.InstallCRDs(files...); err != nil {
 		return err

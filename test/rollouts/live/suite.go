@@ -525,8 +525,9 @@ func writeOrCompare(t *testing.T, path string, report LiveReport, update bool) {
 }
 
 // startKargoIfAsked starts Kargo's own controller and webhooks (StartKargo) unless E2E_LIVE_KARGO=0
-// asks for the model alone. Kargo needs its chart (the CRDs) and nested modules vendored: without them
-// the live suite skips, with one line in the skip log (make check-no-skips fails on it).
+// asks for the model alone. Kargo needs its chart (the CRDs) and nested modules in the upstream tree
+// (make upstream): without them the live suite skips, with one line in the skip log naming what is missing
+// and the command (make check-no-skips fails on it).
 func startKargoIfAsked(t *testing.T, env *harness.Env) *installs.Kargo {
 	t.Helper()
 	if os.Getenv("E2E_LIVE_KARGO") == "0" {

@@ -1,5 +1,5 @@
 // Command kargo-api-ui is Kargo v1.11.2's own API server (github.com/akuity/kargo/pkg/server) serving
-// Kargo's own web UI, built from the vendored source (../shared/vendor/kargo/v1.11.2/ui, `make kargo-ui`),
+// Kargo's own web UI, built from its source (bin/upstream/kargo/v1.11.2/ui, `make upstream`, `make kargo-ui`),
 // for the browser proof of test/rollouts/kargoui. Kargo's released image embeds the built UI in
 // pkg/server/ui; the Go module holds that folder empty, so the command `controlplane api` of the module
 // serves no page. This program runs the server as that command does (cmd/controlplane/api.go,
