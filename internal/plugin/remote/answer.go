@@ -58,7 +58,9 @@ func (c objectsOnly) Resource(r schema.GroupVersionResource) dynamic.Namespaceab
 	return namespaceable{c.Interface.Resource(r)}
 }
 
-type namespaceable struct{ dynamic.NamespaceableResourceInterface }
+type namespaceable struct {
+	dynamic.NamespaceableResourceInterface
+}
 
 func (n namespaceable) Namespace(ns string) dynamic.ResourceInterface {
 	return resource{n.NamespaceableResourceInterface.Namespace(ns)}

@@ -10,12 +10,17 @@ import (
 )
 
 // MaxResponse bounds what the plugin reads of one answer of a remote cluster: the whole body of a get or
-// a list page, and each event of a watch. A list page of the plugin's 500 runs of a few KiB each, or one
-// object at etcd's default limit of 1.5 MiB, is far below it.
+// a list page. A list page of the plugin's 500 runs of a few KiB each, or one object at etcd's default
+// limit of 1.5 MiB, is far below it.
 const MaxResponse = 32 << 20
 
-// ErrResponseTooLarge is the error of a remote answer over MaxResponse.
-var ErrResponseTooLarge = fmt.Errorf("the remote cluster's answer is larger than %d MiB (a watch's: one event): refused", MaxResponse>>20)
+// MaxEvent bounds each event of a watch: one object, which the API server takes only up to 3 MiB (its
+// request limit). A space's three watches may each be reading one at once, so this, not MaxResponse,
+// is what a hostile watch can make the plugin hold.
+const MaxEvent = 8 << 20
+
+// ErrResponseTooLarge is the error of a remote answer over MaxResponse, or a watch event over MaxEvent.
+var ErrResponseTooLarge = fmt.Errorf("the remote cluster's answer is larger than %d MiB (a watch event: %d MiB): refused", MaxResponse>>20, MaxEvent>>20)
 
 // ErrRedirect is the error of a remote answer that redirects: the plugin never follows one.
 var ErrRedirect = errors.New("its server answered with a redirect, which the plugin never follows (the kubeconfig's credentials go to its server alone)")
@@ -40,7 +45,7 @@ func limitResponses(rt http.RoundTripper) http.RoundTripper {
 			return resp, nil
 		}
 		if isWatch(req) {
-			resp.Body = &valueLimited{r: resp.Body, max: MaxResponse}
+			resp.Body = &valueLimited{r: resp.Body, max: MaxEvent}
 		} else {
 			resp.Body = &bodyLimited{r: resp.Body, left: MaxResponse}
 		}

@@ -317,11 +317,13 @@ func listProjected(ctx context.Context, res listResource, kind, selector string)
 }
 
 // A list is bounded: a server that answers every page with a continue token (a hostile one a kubeconfig
-// Secret names) would otherwise be listed from for ever, the items of every page kept. 2,000 pages of
-// pageSize are 200,000 objects, twenty times the largest fleet measured (docs/reliability.md); a page
-// that takes PageTimeout is a server that does not answer (the watches' client has no timeout).
+// Secret names) would otherwise be listed from for ever, the items of every page kept. 500 pages of
+// pageSize are 50,000 objects, five times the largest fleet measured (docs/reliability.md: 10,000
+// Rollouts); at the client's rate limit (100 requests a second, shared by a space's three informers) a
+// list without end is refused within about 15 s. A page that takes PageTimeout is a server that does not
+// answer (the watches' client has no timeout).
 const (
-	MaxListPages   = 2000
+	MaxListPages   = 500
 	MaxListObjects = MaxListPages * pageSize
 	PageTimeout    = time.Minute
 )

@@ -106,8 +106,14 @@ func (s *Server) Close() {
 	s.Elsewhere.Close()
 }
 
-// Set changes the misbehaviour from the next request on.
-func (s *Server) Set(m Mode) { s.mode.Store(m) }
+// Set changes the misbehaviour from the next request on. The gzip bomb is made here, not while a
+// client waits.
+func (s *Server) Set(m Mode) {
+	if m == GzipBomb {
+		s.gzipBomb()
+	}
+	s.mode.Store(m)
+}
 
 // Mode is the current misbehaviour.
 func (s *Server) Mode() Mode { return s.mode.Load().(Mode) }
@@ -278,7 +284,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, mode Mode) {
 func (s *Server) gzipBomb() []byte {
 	s.bombOnce.Do(func() {
 		var b bytes.Buffer
-		z, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		z, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
 		z.Write([]byte(`{"kind":"Rollout","apiVersion":"argoproj.io/v1alpha1","padding":"`))
 		chunk := bytes.Repeat([]byte("a"), 1<<20)
 		for i := 0; i < 256; i++ {
