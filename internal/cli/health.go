@@ -71,7 +71,10 @@ standard error, no rows (an empty array with -o json or yaml) and exit 0. See
 docs/health-semantics.md.
 
 An argocd-cm whose health script asks for open libraries (resource.customizations.useOpenLibs) is
-refused unless --open-libs: with them the script could run programs and read files on this machine.`,
+refused unless --open-libs: with them the script could run programs and read files on this machine.
+Without --open-libs no script reads a file here: dofile, loadfile and require of a module file are
+refused, although Argo CD's controller opens them on every script (its base library); with
+--open-libs every script runs as Argo CD's controller runs it.`,
 		Example: `  analysis-health health -f testdata/examples/canary-analysis.yaml
   kubectl get rollouts -A -o yaml | analysis-health health -f - -o json
   analysis-health health -f rollout.yaml --argocd-cm argocd-cm.yaml --argocd-version v3`,
@@ -85,7 +88,7 @@ refused unless --open-libs: with them the script could run programs and read fil
 	}
 	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "file, folder or - (stdin) with YAML/JSON objects; repeatable")
 	cmd.Flags().StringVar(&f.argocdCM, "argocd-cm", "", "use the health scripts of this argocd-cm ConfigMap, or of the merge patch generate --format patch writes, instead of the bundled ones")
-	cmd.Flags().BoolVar(&f.openLibs, "open-libs", false, "run argocd-cm health scripts with useOpenLibs with open libraries, as Argo CD does (they can run programs on this machine)")
+	cmd.Flags().BoolVar(&f.openLibs, "open-libs", false, "run argocd-cm health scripts with useOpenLibs with open libraries, and let every script dofile, loadfile and require files, as Argo CD's controller does (they can run programs and read files on this machine)")
 	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
 	cmd.Flags().VarP(f.output, "output", "o", "output format: table|json|yaml")
 	return cmd
@@ -163,8 +166,10 @@ func runHealth(o *Options, f *healthFlags) error {
 		}
 		source = s
 	}
-	profile := f.version.p
-	rows, bad, lists, err := evaluateAll(manifest.NewReader(f.files, o.In), source, profile)
+	// --open-libs also gives every script the base library's file access Argo CD's controller gives it
+	// (engine.Engine.FileAccess); without it a script reads no file of this machine
+	base := engine.Engine{Profile: f.version.p, FileAccess: f.openLibs}
+	rows, bad, lists, err := evaluateAll(manifest.NewReader(f.files, o.In), source, base)
 	if err != nil {
 		return err
 	}
@@ -219,7 +224,7 @@ func reportBad(o *Options, bad []error) error {
 // rest is evaluated.
 //
 // A source whose only documents are empty Lists is no error: it is returned in lists.
-func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile) (rows []HealthRow, bad []error, lists []string, err error) {
+func evaluateAll(r *manifest.Reader, source scriptSource, base engine.Engine) (rows []HealthRow, bad []error, lists []string, err error) {
 	type result struct {
 		u         manifest.Unit
 		rows      []HealthRow
@@ -243,7 +248,7 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 		}
 	}()
 	err = ordered.Map(0, r.Next, func(u manifest.Unit) (result, error) {
-		rs, decodeErr, err := evaluateUnit(u, source, profile)
+		rs, decodeErr, err := evaluateUnit(u, source, base)
 		if decodeErr != nil {
 			if u.Item > 0 {
 				return result{u: u}, nil
@@ -272,7 +277,7 @@ func evaluateAll(r *manifest.Reader, source scriptSource, profile engine.Profile
 				bad, held[file] = append(bad, err), true
 				return nil
 			}
-			rs, err := evaluate(objs, source, profile)
+			rs, err := evaluate(objs, source, base)
 			rows = append(rows, rs...)
 			held[file] = held[file] || len(rs) > 0
 			return err
@@ -305,7 +310,8 @@ func emptySources(sources []string, held map[string]bool) []error {
 
 // evaluateUnit decodes and evaluates one unit. decodeErr is a failure to decode or check it, err a
 // script's failure.
-func evaluateUnit(u manifest.Unit, source scriptSource, profile engine.Profile) (rows []HealthRow, decodeErr, err error) {
+func evaluateUnit(u manifest.Unit, source scriptSource, base engine.Engine) (rows []HealthRow, decodeErr, err error) {
+	profile := base.Profile
 	// An item of a JSON List goes to the engine as JSON, which builds its Lua tables without Go maps in
 	// between; anything else, and an item that is not JSON after all, is decoded first.
 	// An object being deleted takes the decoded path, where the profile's deletion handling reads its
@@ -316,7 +322,7 @@ func evaluateUnit(u manifest.Unit, source scriptSource, profile engine.Profile) 
 		}
 		row, script, openLibs := newRow(obj, source, profile)
 		if script != "" {
-			h, err := engine.Engine{Profile: profile, OpenLibs: openLibs, ReuseStates: true}.ExecuteJSON(item, script)
+			h, err := engine.Engine{Profile: profile, OpenLibs: openLibs, FileAccess: base.FileAccess, ReuseStates: true}.ExecuteJSON(item, script)
 			if !errors.Is(err, engine.ErrInvalidJSON) {
 				if err != nil {
 					return nil, nil, scriptError(obj, err)
@@ -329,17 +335,18 @@ func evaluateUnit(u manifest.Unit, source scriptSource, profile engine.Profile) 
 	if err != nil {
 		return nil, err, nil
 	}
-	rows, err = evaluate(objs, source, profile)
+	rows, err = evaluate(objs, source, base)
 	return rows, nil, err
 }
 
-func evaluate(objs []manifest.Object, source scriptSource, profile engine.Profile) ([]HealthRow, error) {
+func evaluate(objs []manifest.Object, source scriptSource, base engine.Engine) ([]HealthRow, error) {
+	profile := base.Profile
 	rows := make([]HealthRow, 0, len(objs))
 	for _, obj := range objs {
 		row, script, openLibs := newRow(obj, source, profile)
 		// What gitops-engine records: the profile's deletion handling, v3.6's "no health"; an object being
 		// deleted is Progressing "Pending deletion" in every release even without a script.
-		h, err := engine.Engine{Profile: profile, OpenLibs: openLibs, ReuseStates: true}.ResourceHealth(obj.Object, script)
+		h, err := engine.Engine{Profile: profile, OpenLibs: openLibs, FileAccess: base.FileAccess, ReuseStates: true}.ResourceHealth(obj.Object, script)
 		if err != nil {
 			// The Health carries the script's own error, without gitops-engine's wrapping.
 			return nil, scriptError(obj, errors.New(h.Message))

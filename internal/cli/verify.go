@@ -42,7 +42,9 @@ func newVerifyCommand(o *Options) *cobra.Command {
 actions/action_test.yaml beside discovery.lua and actions/<name>/action.lua, as in Argo CD's
 resource_customizations) through the sandbox Argo CD gives each script: health scripts without
 string, math or os libraries unless --open-libs (argocd-cm's useOpenLibs, or Argo CD's built-in
-scripts), discovery and actions always without them.
+scripts), discovery and actions always without them. Unlike Argo CD's controller, which lets every
+script dofile, loadfile and require files, no script reads a file here: only health scripts run
+with --open-libs do, through the open libraries.
 
 Before running anything it lints every script (--lint=false turns it off): standard-library and
 string method calls the sandbox lacks, globals, health statuses outside Argo CD's six, actions
@@ -68,7 +70,7 @@ case, lint finding or fuzz finding. A suite without the script it tests is liste
 		},
 	}
 	addVersionFlag(cmd, &f.version, "Argo CD release line to reproduce")
-	cmd.Flags().BoolVar(&f.openLibs, "open-libs", false, "health scripts run with open libraries (argocd-cm useOpenLibs, or Argo CD's built-in scripts)")
+	cmd.Flags().BoolVar(&f.openLibs, "open-libs", false, "health scripts run with open libraries (argocd-cm useOpenLibs, or Argo CD's built-in scripts), files included")
 	cmd.Flags().BoolVar(&f.exact, "exact-actions", false, "an action's output must equal the whole expected object (Argo CD's own test ignores the fields the expected object lacks)")
 	cmd.Flags().BoolVar(&f.lint, "lint", true, "lint every script against Argo CD's sandbox before running it")
 	cmd.Flags().IntVar(&f.fuzz, "fuzz", 0, fmt.Sprintf("fuzz every script with N mutations per test object (bare --fuzz: %d)", defaultFuzz))

@@ -55,6 +55,10 @@ type Engine struct {
 	// OpenLibs opens gopher-lua's full standard library, as Argo CD does for its built-in scripts and for
 	// argocd-cm scripts with resource.customizations.useOpenLibs.<group>_<Kind>: "true".
 	OpenLibs bool
+	// FileAccess keeps the base library's dofile and loadfile, and require of a module file, as Argo CD's
+	// controller has them on every state; without it (and without OpenLibs, which implies it) they refuse
+	// before opening anything (fileaccess.go).
+	FileAccess bool
 	// Timeout defaults to DefaultTimeout.
 	Timeout time.Duration
 	// ReuseStates reuses sandboxed states between evaluations, each put back as it was made before its next
@@ -156,7 +160,7 @@ func (e Engine) run(obj map[string]any, script string, params map[string]string,
 
 func (e Engine) runWith(build func(*lua.LState) (lua.LValue, error), script string, params map[string]string, read func(lua.LValue) error) (err error) {
 	var L *lua.LState
-	if e.ReuseStates && !e.OpenLibs {
+	if e.ReuseStates && !e.OpenLibs && !e.FileAccess {
 		var release func(ok bool)
 		L, release = acquireState()
 		defer func() { release(err == nil) }()
@@ -164,6 +168,9 @@ func (e Engine) runWith(build func(*lua.LState) (lua.LValue, error), script stri
 		L = lua.NewState(lua.Options{SkipOpenLibs: !e.OpenLibs, RegistrySize: initialRegistrySize, RegistryMaxSize: lua.RegistrySize})
 		defer L.Close()
 		openSandbox(L)
+		if !e.OpenLibs && !e.FileAccess {
+			closeFileAccess(L)
+		}
 	}
 
 	timeout := e.Timeout

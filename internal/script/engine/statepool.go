@@ -43,6 +43,7 @@ var states sync.Pool
 func newSandboxState() *lua.LState {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: initialRegistrySize, RegistryMaxSize: lua.RegistrySize})
 	openSandbox(L)
+	closeFileAccess(L) // pooled states are the closed sandbox; FileAccess states are always fresh
 	return L
 }
 
