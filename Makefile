@@ -31,7 +31,7 @@ VENDOR_TREE := $(if $(ANALYSIS_HEALTH_VENDOR),$(abspath $(ANALYSIS_HEALTH_VENDOR
 # lists them at the end, and `make check-no-skips` (run by .ci/run) fails when any was skipped.
 export ANALYSIS_HEALTH_SKIPLOG := $(CURDIR)/.skipped-proofs
 
-.PHONY: all build dist test upstream check unit e2e e2e-live e2e-streams reliability install-test docs bench bench-cli \
+.PHONY: all build dist test race upstream check unit e2e e2e-live e2e-streams reliability install-test docs bench bench-cli \
 	fuzz golden verify example test-upstream builtin-scripts timelines-png tidy skips-reset skips-summary check-no-skips \
 	$(addprefix unit/,$(UNIT_MODULES)) stream/v1.8 stream/v1.10
 
@@ -53,8 +53,13 @@ dist:
 
 # Everything, each proof once: every module's tests (two modules at a time), the install path, then the
 # end-to-end proof and the live suite; then the list of skipped proofs.
-test: skips-reset upstream unit e2e-all
+test: skips-reset upstream race unit e2e-all
 	@$(MAKE) --no-print-directory skips-summary
+
+# The metric plugin's packages under the race detector: the plugin runs in the Rollouts controller's
+# process space for every team, its informers, sweeper and measurements on goroutines of their own.
+race:
+	$(GO) test -race -count=1 ./internal/plugin/... ./cmd/rollouts-plugin-metric-analysis-health/
 
 upstream:
 	$(GO) run ./internal/upstream/mkupstream -o $(UPSTREAM)
@@ -305,7 +310,7 @@ RELIABILITY_LOAD ?= 200,2000,2000@400
 RELIABILITY_LOAD_110 ?= 500:1,200,2000@400,10000@400
 RELIABILITY_TIMEOUT ?= 150m
 RELIABILITY_FUZZTIME ?= 2m
-RELIABILITY_FUZZ = internal/plugin/rolloutplugin:FuzzParseConfig internal/plugin/rolloutplugin:FuzzMetric internal/plugin/verdict:FuzzMutatedObjects
+RELIABILITY_FUZZ = internal/plugin/rolloutplugin:FuzzParseConfig internal/plugin/rolloutplugin:FuzzMetric internal/plugin/rolloutplugin:FuzzRemoteResponse internal/plugin/verdict:FuzzMutatedObjects
 RELIABILITY_FUZZ_OUT = internal/bench/reliabilitydoc/testdata/fuzz.txt
 reliability:
 	$(e2e_bins)
