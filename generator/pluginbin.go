@@ -23,16 +23,22 @@ func CheckPluginBinary(bin []byte) error {
 	}
 	defer f.Close()
 	var needs []string
-	for _, p := range f.Progs {
+	for i, p := range f.Progs {
 		if p.Type != elf.PT_INTERP {
 			continue
 		}
-		raw := make([]byte, p.Filesz)
-		if _, err := p.ReadAt(raw, 0); err == nil {
-			needs = append(needs, "the loader "+strings.TrimRight(string(raw), "\x00"))
-		} else {
-			needs = append(needs, "a loader")
+		// The header's sizes are the file's word, not facts: checked against the bytes at hand before
+		// they are read (an allocation of p_filesz bytes panicked at 2^62 and took GiBs below that).
+		// debug/elf rejects offsets and sizes above 2^63 itself.
+		size := uint64(len(bin))
+		if p.Off > size || p.Filesz > size-p.Off {
+			return fmt.Errorf("not a valid Linux executable: program header %d (PT_INTERP) says %d bytes at offset %d, beyond the file's %d bytes", i, p.Filesz, p.Off, size)
 		}
+		path := strings.TrimRight(string(bin[p.Off:p.Off+p.Filesz]), "\x00")
+		if len(path) > 256 { // a loader's path is short; a longer one is quoted cut
+			path = path[:256] + "…"
+		}
+		needs = append(needs, fmt.Sprintf("the loader %q", path))
 	}
 	if libs, err := f.ImportedLibraries(); err == nil && len(libs) > 0 {
 		needs = append(needs, "the libraries "+strings.Join(libs, ", "))
