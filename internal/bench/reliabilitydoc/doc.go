@@ -107,9 +107,10 @@ func loadTables(p func(string, ...any), loads []Load) {
 
 }
 
-// Document renders the page from the report in runDir and the fuzz output in fuzzFile, below its title,
-// which is the doc's own (docs/reliability.md), above the block.
-func Document(runDir, fuzzFile string) (string, error) {
+// Document renders the page from the report in runDir, the fuzz output in fuzzFile and the hostile
+// server's rows in hostileFile, below its title, which is the doc's own (docs/reliability.md), above the
+// block.
+func Document(runDir, fuzzFile, hostileFile string) (string, error) {
 	r110, err := ReadReport(filepath.Join(runDir, RunFile110))
 	if err != nil {
 		return "", err
@@ -119,6 +120,10 @@ func Document(runDir, fuzzFile string) (string, error) {
 		return "", err
 	}
 	fz, err := ReadFuzz(fuzzFile)
+	if err != nil {
+		return "", err
+	}
+	hostile, err := ReadHostile(hostileFile)
 	if err != nil {
 		return "", err
 	}
@@ -202,6 +207,7 @@ machine are upper bounds; the load average at each window's end is in the table.
 		}
 		p("* the verification ended: %s\n\n", f.Final)
 	}
+	hostileSection(p, hostile)
 
 	p("## Least privilege\n\n")
 	lp := r.LeastPrivilege
@@ -238,6 +244,7 @@ machine are upper bounds; the load average at each window's end is in the table.
 	asserts := map[string]string{
 		"FuzzParseConfig":    "no panic; an error names the provider and, for a JSON object, the field",
 		"FuzzMetric":         "any metric JSON through the plugin's Run: no panic, a controller phase, a JSON string value and the metadata's structured verdict of the phase, each of at most 4 KiB, an Error with a message",
+		"FuzzRemoteResponse": "any status, content type and body (repeated up to 40 MiB) of the server a kubeconfig Secret names, through a measurement: no panic, at most 32 MiB read, an Error over it, and a read's Error quotes no 16 bytes of the body",
 		"FuzzMutatedObjects": "mutated Rollout and runs (package mutate): no panic, and never Successful where our Rollout health script does not say Healthy",
 	}
 	for _, z := range fz {
