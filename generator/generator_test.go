@@ -10,7 +10,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/verify"
 )
@@ -343,7 +342,7 @@ func TestEncodeBlockScalars(t *testing.T) {
 // The lua tree is a complete resource_customizations tree: `verify` passes on it, with the bundled
 // expectations under default options and the re-evaluated ones under Degraded.
 func TestLuaTreeVerifies(t *testing.T) {
-	bundled, err := verify.Runner{Engine: engine.Engine{Profile: engine.V214}}.Tree(lua.FS, ".")
+	bundled, err := verify.Runner{Engine: verify.Engine{Profile: verify.V214}}.Tree(lua.FS, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +356,7 @@ func TestLuaTreeVerifies(t *testing.T) {
 			if err := WriteDir(dir, files); err != nil {
 				t.Fatal(err)
 			}
-			rep, err := verify.Runner{Engine: engine.Engine{Profile: engine.V214}}.Tree(os.DirFS(dir), ".")
+			rep, err := verify.Runner{Engine: verify.Engine{Profile: verify.V214}}.Tree(os.DirFS(dir), ".")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/analysis-health/analysis-health/internal/golden"
-	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/verify"
 )
@@ -87,7 +86,7 @@ func TestGoldenEmbedded(t *testing.T) {
 // other options only from a bundled suite that holds), and so is the lua tree rendered from it with every
 // option set.
 func TestStubTreeVerifies(t *testing.T) {
-	runner := verify.Runner{Engine: engine.Engine{Profile: engine.V214}}
+	runner := verify.Runner{Engine: verify.Engine{Profile: verify.V214}}
 	rep, err := runner.Tree(stubTree, ".")
 	if err != nil {
 		t.Fatal(err)

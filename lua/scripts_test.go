@@ -11,7 +11,7 @@ import (
 // Every bundled health_test.yaml case, through the engine under both Argo CD profiles.
 func TestBundledSuites(t *testing.T) {
 	for _, profile := range engine.Profiles() {
-		rep, err := verify.Runner{Engine: engine.Engine{Profile: profile}}.Tree(lua.FS, ".")
+		rep, err := verify.Runner{Engine: verify.Engine{Profile: verify.Profile(profile)}}.Tree(lua.FS, ".")
 		if err != nil {
 			t.Fatal(err)
 		}

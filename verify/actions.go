@@ -22,8 +22,8 @@ type ActionSuite struct {
 
 // DiscoveryCase runs discovery.lua against InputPath; Result lists the actions it must return.
 type DiscoveryCase struct {
-	InputPath string          `json:"inputPath"`
-	Result    []engine.Action `json:"result"`
+	InputPath string   `json:"inputPath"`
+	Result    []Action `json:"result"`
 }
 
 // ActionCase runs <Action>/action.lua against InputPath and compares the returned objects with
@@ -94,7 +94,7 @@ func (r Runner) discoveryCase(fsys fs.FS, dir, script string, tc DiscoveryCase) 
 	if err != nil {
 		return err.Error()
 	}
-	got, err := r.Engine.Discover(obj, script)
+	got, err := r.Engine.vm().Discover(obj, script)
 	if err != nil {
 		return "script error: " + err.Error()
 	}
@@ -129,7 +129,7 @@ func (r Runner) comparable(a engine.Action) engine.Action {
 	params := a.Params
 	a.Params = nil
 	for _, p := range params {
-		if r.Engine.Profile.AtLeast(engine.V32) {
+		if r.Engine.vm().Profile.AtLeast(engine.V32) {
 			p = engine.ActionParam{Name: p.Name}
 		}
 		a.Params = append(a.Params, p)
@@ -163,7 +163,7 @@ func (r Runner) actionCase(fsys fs.FS, dir string, tc ActionCase) string {
 	if err := engine.CheckSyntax(string(script)); err != nil {
 		return fmt.Sprintf("%s: %v", scriptPath, err)
 	}
-	if len(tc.Parameters) > 0 && !r.Engine.Profile.AtLeast(engine.V32) {
+	if len(tc.Parameters) > 0 && !r.Engine.vm().Profile.AtLeast(engine.V32) {
 		return "parameters need Argo CD v3 (--argocd-version v3): v2 actions take none"
 	}
 	if tc.ExpectedOutputPath == "" && tc.ExpectedErrorMessage == "" {
@@ -173,7 +173,7 @@ func (r Runner) actionCase(fsys fs.FS, dir string, tc ActionCase) string {
 	if err != nil {
 		return err.Error()
 	}
-	impacted, err := r.Engine.RunAction(source, string(script), tc.Parameters)
+	impacted, err := r.Engine.vm().RunAction(source, string(script), tc.Parameters)
 	if tc.ExpectedErrorMessage != "" {
 		switch {
 		case err == nil:
@@ -190,7 +190,7 @@ func (r Runner) actionCase(fsys fs.FS, dir string, tc ActionCase) string {
 	if err != nil {
 		return err.Error()
 	}
-	return compareImpacted(source, impacted, expected, r.Engine.Profile, r.ExactActions)
+	return compareImpacted(source, impacted, expected, r.Engine.vm().Profile, r.ExactActions)
 }
 
 // WithoutTraceback drops the stack traceback Argo CD v2 appends to Lua runtime errors, so one expected
@@ -301,7 +301,7 @@ func compareImpacted(source map[string]any, impacted []engine.Impacted, expected
 				meta["name"] = identify(want.object).name
 			}
 		}
-		wantObj, gotObj := NormalizeFor(p, want.object), NormalizeFor(p, got)
+		wantObj, gotObj := normalizeFor(p, want.object), normalizeFor(p, got)
 		if !actionMatches(wantObj, gotObj, exact) {
 			problems = append(problems, fmt.Sprintf("%s differs from the expected output:\n%s", id,
 				UnifiedDiff(toYAML(wantObj), toYAML(gotObj), "expected", "action output")))

@@ -196,7 +196,7 @@ actionTests:
 			if profile == "" {
 				profile = engine.V32
 			}
-			res, err := Runner{Engine: engine.Engine{Profile: profile}, ExactActions: tc.exact}.ActionSuite(tree(tc.suite, nil), "g/K/actions/action_test.yaml")
+			res, err := Runner{Engine: Engine{Profile: Profile(profile)}, ExactActions: tc.exact}.ActionSuite(tree(tc.suite, nil), "g/K/actions/action_test.yaml")
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("want error %q, got %v", tc.wantErr, err)
@@ -231,7 +231,7 @@ func TestActionSuiteNeedsDiscoveryScript(t *testing.T) {
 }
 
 func TestTreeRunsActionSuites(t *testing.T) {
-	rep, err := Runner{Engine: engine.Engine{Profile: engine.V214}, ExactActions: true}.Tree(tree("actionTests:\n- action: pause\n  inputPath: testdata/in.yaml\n  expectedOutputPath: testdata/in.yaml\n", nil), ".")
+	rep, err := Runner{Engine: Engine{Profile: V214}, ExactActions: true}.Tree(tree("actionTests:\n- action: pause\n  inputPath: testdata/in.yaml\n  expectedOutputPath: testdata/in.yaml\n", nil), ".")
 	if err != nil {
 		t.Fatal(err)
 	}

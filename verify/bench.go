@@ -5,9 +5,6 @@ import (
 	"runtime"
 	"sort"
 	"time"
-
-	"github.com/analysis-health/analysis-health/internal/script/engine"
-	"github.com/analysis-health/analysis-health/internal/script/lint"
 )
 
 // BenchResult is the cost of one script per evaluation on its test objects, beside the VM floor: a script
@@ -15,21 +12,21 @@ import (
 // result).
 type BenchResult struct {
 	Path                        string
-	Role                        lint.Role
+	Role                        Role
 	Objects                     int
 	NsPerOp, AllocsPerOp        float64
 	FloorNsPerOp, FloorAllocsOp float64
 }
 
 // floorScripts return at once, with the kind of value the role must return.
-var floorScripts = map[lint.Role]string{
-	lint.Health:    `return {status = "Healthy"}`,
-	lint.Discovery: `return {}`,
-	lint.Action:    `return obj`,
+var floorScripts = map[Role]string{
+	RoleHealth:    `return {status = "Healthy"}`,
+	RoleDiscovery: `return {}`,
+	RoleAction:    `return obj`,
 }
 
 // Bench measures every script with test objects, n evaluations per object.
-func Bench(fsys fs.FS, eng engine.Engine, healthOpenLibs bool, n int) ([]BenchResult, error) {
+func Bench(fsys fs.FS, eng Engine, healthOpenLibs bool, n int) ([]BenchResult, error) {
 	scripts, err := Scripts(fsys)
 	if err != nil {
 		return nil, err
@@ -51,14 +48,14 @@ func Bench(fsys fs.FS, eng engine.Engine, healthOpenLibs bool, n int) ([]BenchRe
 			paths = append(paths, p)
 		}
 		sort.Strings(paths)
-		e := eng
-		e.OpenLibs = s.Role == lint.Health && healthOpenLibs
-		params := ActionParams(fsys, s, e)
+		e := eng.vm()
+		e.OpenLibs = s.Role == RoleHealth && healthOpenLibs
+		params := actionParams(fsys, s, e)
 		run := func(src string, obj map[string]any) {
 			switch s.Role {
-			case lint.Health:
+			case RoleHealth:
 				_, _ = e.Health(obj, src)
-			case lint.Discovery:
+			case RoleDiscovery:
 				_, _ = e.Discover(obj, src)
 			default:
 				_, _ = e.RunAction(obj, src, params)

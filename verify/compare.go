@@ -101,7 +101,11 @@ func knownToScheme(apiVersion string) bool {
 // Argo CD release does: Normalize, then the fields that release's testNormalizer overwrites on both sides
 // (v2.14.21 blanks a Job's metadata; v3.6.1 keys its cases on the API group and keeps the other
 // annotations of a CloudNativePG Cluster and a Capsule tenant resource).
-func NormalizeFor(p engine.Profile, obj map[string]any) map[string]any {
+func NormalizeFor(profile Profile, obj map[string]any) map[string]any {
+	return normalizeFor(engine.Profile(profile), obj)
+}
+
+func normalizeFor(p engine.Profile, obj map[string]any) map[string]any {
 	out := Normalize(obj)
 	apiVersion, _ := out["apiVersion"].(string)
 	group, _, found := strings.Cut(apiVersion, "/")

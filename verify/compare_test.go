@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/analysis-health/analysis-health/internal/script/engine"
 )
 
 // The cases gitops-engine's two-way diff decides, as TestLuaResourceActionsScript sees them; the trees'
@@ -42,7 +40,7 @@ func TestActionMatches(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(tc.got), &got); err != nil {
 				t.Fatal(err)
 			}
-			w, g := NormalizeFor(engine.V36, want), NormalizeFor(engine.V36, got)
+			w, g := NormalizeFor(V36, want), NormalizeFor(V36, got)
 			if pass := actionMatches(w, g, false); pass != tc.pass {
 				t.Errorf("Argo CD's comparison: got %v, want %v", pass, tc.pass)
 			}
@@ -56,17 +54,17 @@ func TestActionMatches(t *testing.T) {
 // v2.14.21's testNormalizer blanks a Job's metadata, v3's keeps it; v3.6.1 keys its cases on the group.
 func TestNormalizeFor(t *testing.T) {
 	job := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "j-123"}}
-	if m := NormalizeFor(engine.V214, job)["metadata"].(map[string]any); m["name"] != "not sure why this works" {
+	if m := NormalizeFor(V214, job)["metadata"].(map[string]any); m["name"] != "not sure why this works" {
 		t.Errorf("v2.14: %v", m)
 	}
-	if m := NormalizeFor(engine.V32, job)["metadata"].(map[string]any); m["name"] != "j-123" {
+	if m := NormalizeFor(V32, job)["metadata"].(map[string]any); m["name"] != "j-123" {
 		t.Errorf("v3.2: %v", m)
 	}
 	other := map[string]any{"apiVersion": "example.com/v1", "kind": "Deployment", "status": map[string]any{"a": "b"}}
-	if _, ok := NormalizeFor(engine.V36, other)["status"]; !ok {
+	if _, ok := NormalizeFor(V36, other)["status"]; !ok {
 		t.Error("v3.6 normalized a Deployment of another group")
 	}
-	if _, ok := NormalizeFor(engine.V32, other)["status"]; ok {
+	if _, ok := NormalizeFor(V32, other)["status"]; ok {
 		t.Error("v3.2 kept the status of a Deployment of another group")
 	}
 }

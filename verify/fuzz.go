@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/internal/script/engine"
-	"github.com/analysis-health/analysis-health/internal/script/lint"
 	"github.com/analysis-health/analysis-health/internal/script/mutate"
 )
 
@@ -51,7 +50,7 @@ var pinned = []string{"apiVersion", "kind", "metadata"}
 // FuzzOptions configures Fuzz.
 type FuzzOptions struct {
 	// Engine is the VM profile; its OpenLibs is ignored (see HealthOpenLibs).
-	Engine engine.Engine
+	Engine Engine
 	// HealthOpenLibs runs health scripts with open libraries (built-ins, useOpenLibs); discovery and
 	// actions never get them in Argo CD.
 	HealthOpenLibs bool
@@ -85,7 +84,7 @@ func (f FuzzFinding) Summary() string {
 // FuzzScript is one script's result.
 type FuzzScript struct {
 	Path string
-	Role lint.Role
+	Role Role
 	// Seeds is the number of test objects mutated; Cases the number of evaluations.
 	Seeds, Cases int
 	Findings     []FuzzFinding
@@ -177,10 +176,11 @@ func Fuzz(fsys fs.FS, opts FuzzOptions) (FuzzReport, error) {
 type Evaluator func(obj map[string]any) (FindingKind, string)
 
 // NewEvaluator builds the check Fuzz applies to script s, under the suites' expectations found in fsys.
-func NewEvaluator(fsys fs.FS, s ScriptFile, eng engine.Engine, healthOpenLibs bool) Evaluator {
+func NewEvaluator(fsys fs.FS, s ScriptFile, e Engine, healthOpenLibs bool) Evaluator {
+	eng := e.vm()
 	eng.OpenLibs = false
 	switch s.Role {
-	case lint.Health:
+	case RoleHealth:
 		eng.OpenLibs = healthOpenLibs
 		expectUnknown, expectEmpty := HealthExpectations(fsys, s)
 		skipDeleted := !healthOnDeletion(eng.Profile)
@@ -199,7 +199,7 @@ func NewEvaluator(fsys fs.FS, s ScriptFile, eng engine.Engine, healthOpenLibs bo
 			}
 			return ClassifyHealth(h.Status, h.Message, expectUnknown, expectEmpty)
 		}
-	case lint.Discovery:
+	case RoleDiscovery:
 		return func(obj map[string]any) (FindingKind, string) {
 			if _, err := eng.Discover(obj, s.Source); err != nil {
 				return Classify(err, false)
@@ -207,7 +207,7 @@ func NewEvaluator(fsys fs.FS, s ScriptFile, eng engine.Engine, healthOpenLibs bo
 			return "", ""
 		}
 	default:
-		params := ActionParams(fsys, s, eng)
+		params := actionParams(fsys, s, eng)
 		return func(obj map[string]any) (FindingKind, string) {
 			if _, err := eng.RunAction(obj, s.Source, params); err != nil {
 				// An action may refuse an object with error(); only the VM's own errors are findings.
@@ -372,7 +372,11 @@ func HealthExpectations(fsys fs.FS, s ScriptFile) (unknown, empty bool) {
 
 // ActionParams are the parameters the suite passes to this action first, under a profile that has them;
 // fuzzing and benchmarks call the action with them.
-func ActionParams(fsys fs.FS, s ScriptFile, eng engine.Engine) map[string]string {
+func ActionParams(fsys fs.FS, s ScriptFile, eng Engine) map[string]string {
+	return actionParams(fsys, s, eng.vm())
+}
+
+func actionParams(fsys fs.FS, s ScriptFile, eng engine.Engine) map[string]string {
 	if !eng.Profile.AtLeast(engine.V32) {
 		return nil
 	}

@@ -49,7 +49,7 @@ func readTree(dir string) (map[string][]byte, error) {
 }
 
 func TestFuzzFindingKinds(t *testing.T) {
-	rep, err := verify.Fuzz(kindTree(), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V32, Timeout: 2 * time.Second}, N: 30, Seed: 3})
+	rep, err := verify.Fuzz(kindTree(), verify.FuzzOptions{Engine: verify.Engine{Profile: verify.V32, Timeout: 2 * time.Second}, N: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestFuzzExpectedOutcomesAreNotFindings(t *testing.T) {
 	fsys := kindTree()
 	fsys["example.com/Unknown/health_test.yaml"].Data = []byte("tests:\n- healthStatus: {status: Unknown, message: no idea}\n  inputPath: testdata/w.yaml\n")
 	fsys["example.com/Empty/health_test.yaml"].Data = []byte("tests:\n- healthStatus: {}\n  inputPath: testdata/w.yaml\n")
-	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V32, Timeout: 2 * time.Second}, N: 30, Seed: 3})
+	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: verify.Engine{Profile: verify.V32, Timeout: 2 * time.Second}, N: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestFuzzExpectedOutcomesAreNotFindings(t *testing.T) {
 
 func TestFuzzIsReproducible(t *testing.T) {
 	run := func(seed int64) verify.FuzzReport {
-		rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V214, Timeout: generous}, N: 40, Seed: seed})
+		rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: verify.Engine{Profile: verify.V214, Timeout: generous}, N: 40, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestFuzzIsReproducible(t *testing.T) {
 // Our own scripts: no finding of any kind, under every profile.
 func TestFuzzBundledTreeIsClean(t *testing.T) {
 	for _, p := range engine.Profiles() {
-		rep, err := verify.Fuzz(lua.FS, verify.FuzzOptions{Engine: engine.Engine{Profile: p, Timeout: generous}, N: 6, Seed: 1})
+		rep, err := verify.Fuzz(lua.FS, verify.FuzzOptions{Engine: verify.Engine{Profile: verify.Profile(p), Timeout: generous}, N: 6, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestFuzzBundledTreeIsClean(t *testing.T) {
 }
 
 func TestWriteFindingsStaysInsideDir(t *testing.T) {
-	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: engine.Engine{Profile: engine.V214, Timeout: generous}, N: 20, Seed: 1})
+	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{Engine: verify.Engine{Profile: verify.V214, Timeout: generous}, N: 20, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestWriteFindingsStaysInsideDir(t *testing.T) {
 
 func ExampleFuzz() {
 	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{
-		Engine: engine.Engine{Profile: engine.V32, Timeout: 30 * time.Second}, N: 20, Seed: 1,
+		Engine: verify.Engine{Profile: verify.V32, Timeout: 30 * time.Second}, N: 20, Seed: 1,
 	})
 	if err != nil {
 		panic(err)

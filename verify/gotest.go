@@ -10,15 +10,12 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/analysis-health/analysis-health/internal/script/engine"
-	"github.com/analysis-health/analysis-health/internal/script/lint"
 )
 
 // Options configures Test.
 type Options struct {
-	// ArgoCD is the Argo CD version whose Lua VM to reproduce, as engine.ParseProfile reads it ("v2.14",
-	// "v3"); empty means the engine's default profile.
+	// ArgoCD is the Argo CD version whose Lua VM to reproduce, as ParseProfile reads it ("v2.14",
+	// "v3"); empty means DefaultArgoCD.
 	ArgoCD string
 	// OpenLibs runs the health scripts with open libraries, as Argo CD does for its built-in scripts and
 	// for argocd-cm with resource.customizations.useOpenLibs.<group>_<Kind>: "true". Discovery and action
@@ -35,17 +32,17 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// Engine is the engine Options select, or an error for a version engine.ParseProfile rejects.
-func (o Options) Engine() (engine.Engine, error) {
+// Engine is the engine Options select, or an error for a version ParseProfile rejects.
+func (o Options) Engine() (Engine, error) {
 	v := o.ArgoCD
 	if v == "" {
 		v = DefaultArgoCD
 	}
-	p, err := engine.ParseProfile(v)
+	p, err := ParseProfile(v)
 	if err != nil {
-		return engine.Engine{}, err
+		return Engine{}, err
 	}
-	return engine.Engine{Profile: p, Timeout: o.Timeout}, nil
+	return Engine{Profile: p, Timeout: o.Timeout}, nil
 }
 
 // DefaultArgoCD is the version Options use when ArgoCD is empty.
@@ -77,8 +74,15 @@ type tester interface {
 
 type goT struct{ *testing.T }
 
+// Run marks every frame between the user's test and a subtest's report as a helper: this method (seen
+// from the parent, where testing resumes the search at the call to Run) and the closure the subtest runs,
+// so that a failure points at the user's call to Test, not at this file.
 func (g goT) Run(name string, f func(tester)) bool {
-	return g.T.Run(name, func(t *testing.T) { f(goT{t}) })
+	g.T.Helper()
+	return g.T.Run(name, func(t *testing.T) {
+		t.Helper()
+		f(goT{t})
+	})
 }
 
 func run(t tester, fsys fs.FS, opts Options) {
@@ -97,6 +101,7 @@ func run(t tester, fsys fs.FS, opts Options) {
 	}
 	for _, res := range rep.Results {
 		t.Run(res.Name, func(t tester) {
+			t.Helper()
 			if res.NotRun != "" {
 				t.Skipf("%s: %s: %s", res.Suite, res.Case, res.NotRun)
 			}
@@ -110,13 +115,14 @@ func run(t tester, fsys fs.FS, opts Options) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		byScript := map[string][]lint.Finding{}
+		byScript := map[string][]LintFinding{}
 		for _, f := range findings {
 			byScript[f.Path] = append(byScript[f.Path], f)
 		}
 		scripts, _ := Scripts(fsys)
 		for _, s := range scripts {
 			t.Run(scriptTestName(s, "lint"), func(t tester) {
+				t.Helper()
 				for _, f := range byScript[s.Path] {
 					t.Error(f)
 				}
@@ -130,6 +136,7 @@ func run(t tester, fsys fs.FS, opts Options) {
 		}
 		for _, s := range fz.Scripts {
 			t.Run(scriptTestName(ScriptFile{Path: s.Path}, "fuzz"), func(t tester) {
+				t.Helper()
 				for _, f := range s.Findings {
 					b, _ := yaml.Marshal(f.Object)
 					t.Errorf("%s\nsmallest object:\n%s", f.Summary(), b)

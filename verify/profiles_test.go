@@ -36,7 +36,7 @@ func TestHealthSuiteByProfile(t *testing.T) {
 				"g/K/health_test.yaml": {Data: []byte(tc.suite)},
 				"g/K/testdata/x.yaml":  {Data: []byte(obj)},
 			}
-			res, err := Runner{Engine: engine.Engine{Profile: p}}.HealthSuite(fsys, "g/K/health_test.yaml")
+			res, err := Runner{Engine: Engine{Profile: Profile(p)}}.HealthSuite(fsys, "g/K/health_test.yaml")
 			if err != nil || len(res) != 1 {
 				t.Fatalf("%s under %s: %v, %d results", tc.name, p, err, len(res))
 			}

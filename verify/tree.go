@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/internal/script/engine"
-	"github.com/analysis-health/analysis-health/internal/script/lint"
 )
 
 // ErrNoSuites is returned for a tree without any health_test.yaml or action_test.yaml.
@@ -24,7 +23,7 @@ var ErrNoSuites = errors.New("no health_test.yaml or action_test.yaml found")
 // <group>/<Kind>/actions/discovery.lua or <group>/<Kind>/actions/<name>/action.lua.
 type ScriptFile struct {
 	Path  string
-	Role  lint.Role
+	Role  Role
 	Group string
 	Kind  string
 	// Action is the action's name, for Role lint.Action.
@@ -50,19 +49,19 @@ func Scripts(fsys fs.FS) ([]ScriptFile, error) {
 		var s ScriptFile
 		switch d.Name() {
 		case "health.lua":
-			s = ScriptFile{Role: lint.Health, Kind: path.Base(dir), Group: path.Base(path.Dir(dir))}
+			s = ScriptFile{Role: RoleHealth, Kind: path.Base(dir), Group: path.Base(path.Dir(dir))}
 		case "discovery.lua":
 			if path.Base(dir) != "actions" {
 				return nil
 			}
 			kdir := path.Dir(dir)
-			s = ScriptFile{Role: lint.Discovery, Kind: path.Base(kdir), Group: path.Base(path.Dir(kdir))}
+			s = ScriptFile{Role: RoleDiscovery, Kind: path.Base(kdir), Group: path.Base(path.Dir(kdir))}
 		case "action.lua":
 			if path.Base(path.Dir(dir)) != "actions" {
 				return nil
 			}
 			kdir := path.Dir(path.Dir(dir))
-			s = ScriptFile{Role: lint.Action, Action: path.Base(dir), Kind: path.Base(kdir), Group: path.Base(path.Dir(kdir))}
+			s = ScriptFile{Role: RoleAction, Action: path.Base(dir), Kind: path.Base(kdir), Group: path.Base(path.Dir(kdir))}
 		default:
 			return nil
 		}

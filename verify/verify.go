@@ -25,7 +25,7 @@ type HealthSuite struct {
 // HealthCase is one entry of a health suite.
 type HealthCase struct {
 	InputPath    string        `json:"inputPath"`
-	HealthStatus engine.Health `json:"healthStatus"`
+	HealthStatus Health `json:"healthStatus"`
 	// NoHealth is set when healthStatus is absent or null: Argo CD v3.6's suites hold a pointer, so such a
 	// case expects no health (a script returning nil); earlier releases read it as an empty status.
 	NoHealth bool `json:"-"`
@@ -36,7 +36,7 @@ type HealthCase struct {
 func (c *HealthCase) UnmarshalJSON(b []byte) error {
 	var raw struct {
 		InputPath    string         `json:"inputPath"`
-		HealthStatus *engine.Health `json:"healthStatus"`
+		HealthStatus *Health `json:"healthStatus"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -127,7 +127,7 @@ func (r Report) NotRun() []string {
 
 // Runner evaluates suites with one engine configuration.
 type Runner struct {
-	Engine engine.Engine
+	Engine Engine
 	// scripts indexes the tree's scripts, so that a health case runs the script Argo CD picks for its
 	// object (Tree sets it).
 	scripts builtin.Index
@@ -166,7 +166,7 @@ func (r Runner) Tree(fsys fs.FS, root string) (Report, error) {
 	for _, s := range scripts {
 		paths = append(paths, path.Join(root, s.Path))
 	}
-	r.scripts = builtin.FromPaths(r.Engine.Profile.String(), paths)
+	r.scripts = builtin.FromPaths(r.Engine.vm().Profile.String(), paths)
 	var rep Report
 	for _, s := range suites {
 		var res []Result
@@ -241,8 +241,8 @@ func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 			}
 			src = string(b)
 		}
-		got, err := r.Engine.Execute(obj, src)
-		want := tc.expected(r.Engine.Profile)
+		got, err := r.Engine.vm().Execute(obj, src)
+		want := tc.expected(r.Engine.vm().Profile)
 		switch {
 		case err != nil:
 			res.Failure = "script error: " + err.Error()

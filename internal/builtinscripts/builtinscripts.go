@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/analysis-health/analysis-health/internal/script/engine"
-	"github.com/analysis-health/analysis-health/internal/script/lint"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/verify"
 )
@@ -35,7 +33,7 @@ type Run struct {
 	Test string
 	FS   fs.FS
 	// Engine is our VM profile for the release.
-	Engine engine.Engine
+	Engine verify.Engine
 	// ArgoCD builds the evaluation of a script in Argo CD's own VM, classified like verify's.
 	ArgoCD func(s verify.ScriptFile) verify.Evaluator
 }
@@ -45,9 +43,9 @@ type Result struct {
 	Run
 	Scripts  []verify.ScriptFile
 	Fuzz     verify.FuzzReport
-	Lint     []lint.Finding
+	Lint     []verify.LintFinding
 	Ours     verify.FuzzReport
-	OursLint []lint.Finding
+	OursLint []verify.LintFinding
 }
 
 // Execute fuzzes and lints the release's tree under the built-ins' real settings (health scripts with
@@ -137,7 +135,7 @@ func kindCounts(fs []verify.FuzzFinding) counts {
 	return c
 }
 
-func ruleCounts(fs []lint.Finding) counts {
+func ruleCounts(fs []verify.LintFinding) counts {
 	c := counts{}
 	for _, f := range fs {
 		c[f.Rule]++
@@ -155,7 +153,7 @@ func (r Result) Markdown() string {
 	fmt.Fprintf(&b, "Every fuzz finding was replayed in Argo CD %s's own code (health: gitops-engine `health.GetResourceHealth` with `util/lua.ResourceHealthOverrides`, which resolves the built-in script; discovery: `VM.GetResourceActionDiscovery` + `ExecuteResourceActionDiscovery`; actions: `VM.GetResourceAction` + `ExecuteResourceAction`) and gave the same error or health.\n\n", r.Version)
 
 	b.WriteString("| tree | scripts | test objects | evaluations | fuzz findings | by kind | lint findings | by rule |\n|---|---:|---:|---:|---:|---|---:|---|\n")
-	row := func(name string, rep verify.FuzzReport, lf []lint.Finding, counted bool) {
+	row := func(name string, rep verify.FuzzReport, lf []verify.LintFinding, counted bool) {
 		seeds, cases := "every fixture", "all of them × "+fmt.Sprint(Mutations)
 		if counted {
 			n := 0
@@ -180,7 +178,7 @@ func (r Result) Markdown() string {
 	fmt.Fprintf(&b, "\n%d of %d built-in scripts have fuzz findings; %d have no test object to start from (no suite names one) and were linted only.\n\n",
 		withFindings, len(r.Fuzz.Scripts), noSeeds(r.Fuzz))
 
-	lintBy := map[string][]lint.Finding{}
+	lintBy := map[string][]verify.LintFinding{}
 	for _, f := range r.Lint {
 		lintBy[f.Path] = append(lintBy[f.Path], f)
 	}

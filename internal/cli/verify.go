@@ -98,7 +98,7 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 	if f.timeout <= 0 {
 		return usageError("--timeout must be positive, got %s", f.timeout)
 	}
-	eng := engine.Engine{Profile: f.version.p, OpenLibs: f.openLibs, Timeout: f.timeout}
+	eng := verify.Engine{Profile: verify.Profile(f.version.p), OpenLibs: f.openLibs, Timeout: f.timeout}
 	var trees []verifyTree
 	if len(dirs) == 0 {
 		trees = append(trees, verifyTree{"(bundled)", lua.FS})

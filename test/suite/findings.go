@@ -12,8 +12,6 @@ import (
 
 	"github.com/analysis-health/analysis-health/internal/builtinscripts"
 	"github.com/analysis-health/analysis-health/internal/docblock"
-	"github.com/analysis-health/analysis-health/internal/script/engine"
-	"github.com/analysis-health/analysis-health/internal/script/lint"
 	"github.com/analysis-health/analysis-health/verify"
 )
 
@@ -24,7 +22,7 @@ import (
 // classes Argo CD's own scripts exhibit; this covers all of them, timeouts included.
 func FuzzFindingClasses(t *testing.T, r Release) {
 	fsys := os.DirFS(RepoFile(t, "verify/testdata/classes"))
-	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: engine.Engine{Profile: r.Profile(), Timeout: 3 * time.Second}, N: 30, Seed: 3})
+	rep, err := verify.Fuzz(fsys, verify.FuzzOptions{Engine: verify.Engine{Profile: verify.Profile(r.Profile()), Timeout: 3 * time.Second}, N: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +60,9 @@ func argoCMEvaluator(t *testing.T, r Release, fsys fs.FS, scripts []verify.Scrip
 	for _, o := range scripts {
 		switch {
 		case o.Key() != key:
-		case o.Role == lint.Health:
+		case o.Role == verify.RoleHealth:
 			override.HealthLua = o.Source
-		case o.Role == lint.Discovery:
+		case o.Role == verify.RoleDiscovery:
 			actions["discovery.lua"] = o.Source
 		default:
 			defs = append(defs, map[string]string{"name": o.Action, "action.lua": o.Source})
@@ -79,7 +77,7 @@ func argoCMEvaluator(t *testing.T, r Release, fsys fs.FS, scripts []verify.Scrip
 		override.Actions = string(b)
 	}
 	argo := r.Overrides(map[string]Override{key: override})
-	if s.Role == lint.Health {
+	if s.Role == verify.RoleHealth {
 		expectUnknown, expectEmpty := verify.HealthExpectations(fsys, s)
 		return healthEvaluator(r, argo, expectUnknown, expectEmpty, nil)
 	}
@@ -110,7 +108,7 @@ func healthEvaluator(r Release, argo Settings, expectUnknown, expectEmpty bool, 
 // actionEvaluator classifies the API server's discovery or action (s's role) on an object; with
 // resolvedOnly, a script Argo CD does not resolve for the object is "not-resolved".
 func actionEvaluator(t *testing.T, argo Settings, s verify.ScriptFile, params map[string]string, resolvedOnly bool) verify.Evaluator {
-	if s.Role == lint.Discovery {
+	if s.Role == verify.RoleDiscovery {
 		return func(o map[string]any) (verify.FindingKind, string) {
 			scripts, err := argo.DiscoveryScripts(o)
 			if resolvedOnly && (err != nil || len(scripts) != 1 || scripts[0] != s.Source) {
@@ -148,14 +146,14 @@ func actionEvaluator(t *testing.T, argo Settings, s verify.ScriptFile, params ma
 // document; the result is the release's block of docs/argocd-builtin-scripts.md.
 func BuiltinScripts(t *testing.T, r Release, where string, minScripts int) {
 	argo := Defaults(r)
-	e := engine.Engine{Profile: r.Profile()}
+	e := verify.Engine{Profile: verify.Profile(r.Profile())}
 	res := builtinscripts.Execute(t, builtinscripts.Run{
 		Version: r.Version(),
 		Test:    fmt.Sprintf("`%s` in %s", t.Name(), where),
 		FS:      r.Builtins(),
 		Engine:  e,
 		ArgoCD: func(s verify.ScriptFile) verify.Evaluator {
-			if s.Role == lint.Health {
+			if s.Role == verify.RoleHealth {
 				expectUnknown, expectEmpty := verify.HealthExpectations(r.Builtins(), s)
 				return healthEvaluator(r, argo, expectUnknown, expectEmpty, func(o map[string]any) bool {
 					script, open, err := argo.HealthScript(o)
@@ -163,7 +161,7 @@ func BuiltinScripts(t *testing.T, r Release, where string, minScripts int) {
 				})
 			}
 			var params map[string]string
-			if s.Role != lint.Discovery && r.Capabilities().ActionParams {
+			if s.Role != verify.RoleDiscovery && r.Capabilities().ActionParams {
 				params = verify.ActionParams(r.Builtins(), s, e)
 			}
 			return actionEvaluator(t, argo, s, params, true)

@@ -178,7 +178,7 @@ func VerifyPointerSuites(t *testing.T, r Release) {
 					writeFile(t, filepath.Join(root, "argoproj.io/Rollout/health_test.yaml"), suite)
 					raw, _ := yaml.Marshal(userObject(o.meta))
 					writeFile(t, filepath.Join(root, "argoproj.io/Rollout/testdata/obj.yaml"), string(raw))
-					res, err := verify.Runner{Engine: engine.Engine{Profile: r.Profile(), OpenLibs: true}}.Tree(os.DirFS(root), ".")
+					res, err := verify.Runner{Engine: verify.Engine{Profile: verify.Profile(r.Profile()), OpenLibs: true}}.Tree(os.DirFS(root), ".")
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -52,7 +52,7 @@ func checkVerify(t *testing.T, tr tree, work string, res testRun) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := verify.Runner{Engine: engine.Engine{Profile: p, OpenLibs: true, Timeout: 30 * time.Second}}.Tree(os.DirFS(root), ".")
+	rep, err := verify.Runner{Engine: verify.Engine{Profile: verify.Profile(p), OpenLibs: true, Timeout: 30 * time.Second}}.Tree(os.DirFS(root), ".")
 	if err != nil {
 		t.Fatal(err)
 	}

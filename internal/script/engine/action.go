@@ -12,26 +12,16 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	luajson "layeh.com/gopher-json"
+
+	"github.com/analysis-health/analysis-health/verify/result"
 )
 
-// Action is one entry of a discovery result, Argo CD's v1alpha1.ResourceAction.
-type Action struct {
-	Name     string `json:"name"`
-	Disabled bool   `json:"disabled"`
-	// DisplayName is what Argo CD's UI shows in the actions menu instead of the name.
-	DisplayName string        `json:"displayName,omitempty"`
-	IconClass   string        `json:"iconClass,omitempty"`
-	Params      []ActionParam `json:"params,omitempty"`
-}
+// Action is one entry of a discovery result, Argo CD's v1alpha1.ResourceAction. It is defined in the
+// public result package so that verify's suites, which hold these, can be named by a user's module.
+type Action = result.Action
 
-// ActionParam is Argo CD's v1alpha1.ResourceActionParam. v3 keeps only Name; v2 also has Value, Type and
-// Default, so under the v3 profiles those stay empty whatever the script returns.
-type ActionParam struct {
-	Name    string `json:"name,omitempty"`
-	Value   string `json:"value,omitempty"`
-	Type    string `json:"type,omitempty"`
-	Default string `json:"default,omitempty"`
-}
+// ActionParam is Argo CD's v1alpha1.ResourceActionParam (result.ActionParam).
+type ActionParam = result.ActionParam
 
 // Operation is what Argo CD's API server does with an object an action returns (util/lua
 // impacted_resource.go K8SOperation).

@@ -17,6 +17,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/analysis-health/analysis-health/verify/result"
 )
 
 // DefaultTimeout is Argo CD's per-script deadline (util/lua/lua.go runLua: context.WithTimeout 1 s).
@@ -38,15 +40,9 @@ const (
 	incorrectReturnType = "expect %s output from Lua script, not %s"
 )
 
-// Health is what Argo CD records for a resource (gitops-engine health.HealthStatus).
-type Health struct {
-	Status  string `json:"status,omitempty"`
-	Message string `json:"message,omitempty"`
-	// DeletionMessage is what a v3.6 script reports for an object being deleted; gitops-engine v3.6
-	// then records Status with this message instead of "Pending deletion". Earlier releases have no such
-	// field and ignore it, so it is only ever set under V36.
-	DeletionMessage string `json:"deletionMessage,omitempty"`
-}
+// Health is a health script's result, Argo CD's HealthStatus. It is defined in the public result package
+// so that verify's suites and results, which hold it, can be named by a user's module.
+type Health = result.Health
 
 // Engine is a value like Argo CD's lua.VM: every evaluation gets a fresh Lua state.
 type Engine struct {
