@@ -24,7 +24,7 @@ type HealthSuite struct {
 
 // HealthCase is one entry of a health suite.
 type HealthCase struct {
-	InputPath    string        `json:"inputPath"`
+	InputPath    string `json:"inputPath"`
 	HealthStatus Health `json:"healthStatus"`
 	// NoHealth is set when healthStatus is absent or null: Argo CD v3.6's suites hold a pointer, so such a
 	// case expects no health (a script returning nil); earlier releases read it as an empty status.
@@ -35,7 +35,7 @@ type HealthCase struct {
 // suites are parsed strictly.
 func (c *HealthCase) UnmarshalJSON(b []byte) error {
 	var raw struct {
-		InputPath    string         `json:"inputPath"`
+		InputPath    string  `json:"inputPath"`
 		HealthStatus *Health `json:"healthStatus"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
