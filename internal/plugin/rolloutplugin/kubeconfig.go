@@ -12,7 +12,7 @@ import (
 // The client of a remote cluster, the kubeconfig's checks and the bounds on its server's answers are
 // package remote's; these names are kept for the callers that knew them here.
 
-// MaxRemoteResponse bounds a remote cluster's answer: a get or a list page whole, a watch per event.
+// MaxRemoteResponse bounds a remote cluster's answer to a get or a list page, whole (a watch event: remote.MaxEvent).
 const MaxRemoteResponse = remote.MaxResponse
 
 // ErrResponseTooLarge is the error of a remote answer over MaxRemoteResponse.
