@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -61,6 +63,12 @@ type FuzzOptions struct {
 	Seed int64
 	// MinimizeBudget bounds the evaluations spent shrinking each finding's object (default 150).
 	MinimizeBudget int
+	// Progress, when set, is called every ProgressInterval while Fuzz runs and once when it is done, never
+	// twice at once, with the mutations evaluated so far and the mutations planned (the shrinking of
+	// findings comes on top): a run of a few hundred mutations per object takes tens of seconds.
+	Progress func(done, total int)
+	// ProgressInterval is how often Progress is called; zero is 2 s.
+	ProgressInterval time.Duration
 }
 
 // FuzzFinding is one distinct failure of one script: same kind, same message.
@@ -151,6 +159,14 @@ func Fuzz(fsys fs.FS, opts FuzzOptions) (FuzzReport, error) {
 		seeds[s.Key()] = ks
 	}
 
+	total := 0
+	for _, s := range scripts {
+		total += len(seeds[s.Key()].paths) * opts.N
+	}
+	var done atomic.Int64
+	stop := reportProgress(opts, &done, total)
+	defer stop()
+
 	results := make([]FuzzScript, len(scripts))
 	var wg sync.WaitGroup
 	work := make(chan int)
@@ -160,7 +176,7 @@ func Fuzz(fsys fs.FS, opts FuzzOptions) (FuzzReport, error) {
 			defer wg.Done()
 			for i := range work {
 				ks := seeds[scripts[i].Key()]
-				results[i] = fuzzScript(fsys, scripts[i], ks.paths, ks.objs, ks.pool, opts)
+				results[i] = fuzzScript(fsys, scripts[i], ks.paths, ks.objs, ks.pool, opts, &done)
 			}
 		}()
 	}
@@ -170,6 +186,37 @@ func Fuzz(fsys fs.FS, opts FuzzOptions) (FuzzReport, error) {
 	close(work)
 	wg.Wait()
 	return FuzzReport{Scripts: results}, nil
+}
+
+// reportProgress calls opts.Progress every interval from its own goroutine until the returned stop, which
+// makes the last call itself once that goroutine is gone, so that calls never overlap.
+func reportProgress(opts FuzzOptions, done *atomic.Int64, total int) (stop func()) {
+	if opts.Progress == nil {
+		return func() {}
+	}
+	every := opts.ProgressInterval
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	quit, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				opts.Progress(int(done.Load()), total)
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-exited
+		opts.Progress(int(done.Load()), total)
+	}
 }
 
 // Evaluator runs one script on an object and says what, if anything, is wrong with the outcome.
@@ -218,7 +265,7 @@ func NewEvaluator(fsys fs.FS, s ScriptFile, e Engine, healthOpenLibs bool) Evalu
 	}
 }
 
-func fuzzScript(fsys fs.FS, s ScriptFile, paths []string, objs map[string]map[string]any, pool []string, opts FuzzOptions) FuzzScript {
+func fuzzScript(fsys fs.FS, s ScriptFile, paths []string, objs map[string]map[string]any, pool []string, opts FuzzOptions, done *atomic.Int64) FuzzScript {
 	res := FuzzScript{Path: s.Path, Role: s.Role, Seeds: len(paths)}
 	eval := NewEvaluator(fsys, s, opts.Engine, opts.HealthOpenLibs)
 	h := fnv.New64a()
@@ -237,6 +284,7 @@ func fuzzScript(fsys fs.FS, s ScriptFile, paths []string, objs map[string]map[st
 			obj := m.Object(mutate.DeepCopy(objs[p]).(map[string]any), pinned...)
 			res.Cases++
 			kind, msg := eval(obj)
+			done.Add(1)
 			if kind == "" {
 				continue
 			}

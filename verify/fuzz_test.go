@@ -248,3 +248,30 @@ func TestWriteFindingsFollowsNoPlantedLink(t *testing.T) {
 		t.Errorf("%s: %v %v, want a regular file", paths[0], info, err)
 	}
 }
+
+// TestFuzzProgress: Progress is called while Fuzz runs and once at the end, with the mutations evaluated
+// so far, never going back, and the last call counts every planned mutation.
+func TestFuzzProgress(t *testing.T) {
+	type call struct{ done, total int }
+	var calls []call
+	rep, err := verify.Fuzz(os.DirFS("testdata/buggy"), verify.FuzzOptions{
+		Engine: verify.Engine{Profile: verify.V214, Timeout: 30 * time.Second}, N: 40, Seed: 1,
+		Progress:         func(done, total int) { calls = append(calls, call{done, total}) },
+		ProgressInterval: time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) == 0 {
+		t.Fatal("Progress was never called")
+	}
+	last := calls[len(calls)-1]
+	if last.done != rep.Cases() || last.total != rep.Cases() {
+		t.Errorf("last call %d/%d, want %d/%d", last.done, last.total, rep.Cases(), rep.Cases())
+	}
+	for i := 1; i < len(calls); i++ {
+		if calls[i].done < calls[i-1].done || calls[i].total != last.total {
+			t.Errorf("call %d: %v after %v", i, calls[i], calls[i-1])
+		}
+	}
+}

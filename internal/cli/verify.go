@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,7 +52,8 @@ string method calls the sandbox lacks, globals, health statuses outside Argo CD'
 returning another kind without the create operation. With --fuzz it runs every script on mutations
 of its suites' test objects (fields dropped, nulled, retyped, lists emptied or made huge) and
 reports Lua errors, timeouts, non-table returns, invalid statuses, and Unknown or empty health a
-suite never expects; --fuzz-out DIR writes the smallest object for each finding there. --bench
+suite never expects; --fuzz-out DIR writes the smallest object for each finding there. On a
+terminal, fuzzing shows its progress on standard error. --bench
 reports each script's cost per evaluation beside the VM floor.
 
 An action's output passes as in Argo CD's own test (TestLuaResourceActionsScript): after its
@@ -149,7 +151,8 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 			}
 		}
 		if f.fuzz > 0 {
-			fz, err := verify.Fuzz(t.fsys, verify.FuzzOptions{Engine: eng, HealthOpenLibs: f.openLibs, N: f.fuzz, Seed: f.seed})
+			fz, err := verify.Fuzz(t.fsys, verify.FuzzOptions{Engine: eng, HealthOpenLibs: f.openLibs, N: f.fuzz, Seed: f.seed,
+				Progress: fuzzProgress(o.ErrOut, t.name), ProgressInterval: progressEvery})
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
@@ -211,6 +214,35 @@ func runVerify(o *Options, f *verifyFlags, dirs []string) error {
 		return &ExitError{Code: 1}
 	}
 	return nil
+}
+
+// isTerminal reports whether w is a terminal. Progress is drawn only there: a CI log or a file
+// redirected from stderr gets the findings and the summary, not a line per tick.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// progressEvery is how often the progress line is redrawn.
+var progressEvery = 2 * time.Second
+
+// fuzzProgress draws "fuzzing TREE: done/total mutations" on one line of a terminal, rewritten every tick
+// (fuzzing a tree takes tens of seconds at --fuzz=300) and erased when the tree is done.
+func fuzzProgress(w io.Writer, tree string) func(done, total int) {
+	if !isTerminal(w) {
+		return nil
+	}
+	return func(done, total int) {
+		if done >= total {
+			fmt.Fprint(w, "\r\x1b[K")
+			return
+		}
+		fmt.Fprintf(w, "\rfuzzing %s: %d/%d mutations\x1b[K", tree, done, total)
+	}
 }
 
 func prefix(dir, p string) string {

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestVerifyBadInput(t *testing.T) {
@@ -112,6 +114,30 @@ func TestVerifyFuzzCountAfterSpace(t *testing.T) {
 		code, out, errOut := run(t, "", tc.args...)
 		if code != tc.code || out != "" || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, out, errOut, tc.code, tc.want)
+		}
+	}
+}
+
+// TestVerifyFuzzProgress: on a terminal, verify --fuzz draws its progress on one line of stderr and
+// erases it when done; anywhere else (a pipe, a file, a CI log) it prints none.
+func TestVerifyFuzzProgress(t *testing.T) {
+	const tree = "../../verify/testdata/buggy"
+	for _, terminal := range []bool{true, false} {
+		saved, savedEvery := isTerminal, progressEvery
+		isTerminal, progressEvery = func(io.Writer) bool { return terminal }, time.Microsecond
+		_, stdout, errOut := run(t, "", "verify", tree, "--fuzz=200", "--timeout", "30s")
+		isTerminal, progressEvery = saved, savedEvery
+		if !strings.Contains(stdout, "fuzz findings in ") {
+			t.Fatalf("terminal %v: no fuzz summary:\n%s", terminal, stdout)
+		}
+		if !terminal {
+			if errOut != "" {
+				t.Errorf("not a terminal: stderr %q, want none", errOut)
+			}
+			continue
+		}
+		if !strings.HasSuffix(errOut, "\r\x1b[K") || !strings.HasPrefix(errOut, "\rfuzzing "+tree+": ") || !strings.Contains(errOut, " mutations\x1b[K") {
+			t.Errorf("terminal: stderr %q, want progress lines ending erased", errOut)
 		}
 	}
 }
