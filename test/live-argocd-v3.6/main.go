@@ -1,5 +1,5 @@
 // Command argocd-live runs Argo CD v3.6.1's own application controller and repo-server against an API
-// server reached by kubeconfig, for the live end-to-end suite (../../recorder/v1.10 live_test.go). It is a
+// server reached by kubeconfig, for the live end-to-end suite (test/rollouts-v1.10 live_test.go). It is a
 // module of its own because Argo CD v3.6.1 pins k8s.io/* v0.37.0 and Argo Rollouts v1.10.2, whose
 // controllers the suite runs in its own process, pins v0.34.5.
 //

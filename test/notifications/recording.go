@@ -54,7 +54,7 @@ func File(testdata, rolloutsVersion string) string {
 }
 
 // Header is the recording's provenance, the first lines of the file.
-const Header = "# Recorded by test/rollouts/recorder RunLive from Argo CD v3.6.1's application controller beside the Rollouts\n" +
+const Header = "# Recorded by test/rollouts/live RunLive from Argo CD v3.6.1's application controller beside the Rollouts\n" +
 	"# controllers (re-record: make e2e-live UPDATE=1; the live suite compares a run with it): each distinct state\n" +
 	"# of every live scenario's Application with our scripts, trimmed to what notification triggers, their\n" +
 	"# templates and the notifications controller read (notifications.Trim). Do not edit.\n"

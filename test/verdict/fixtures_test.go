@@ -76,7 +76,7 @@ func TestFixturesAreRecorded(t *testing.T) {
 			t.Fatal(err)
 		}
 		header := fmt.Sprintf("# Frame %d of test/testdata/timelines/%s/%s.yaml, recorded from Argo Rollouts %s's controllers by\n"+
-			"# test/rollouts/recorder; taken again by: go test ./verdict/ -run TestFixturesAreRecorded -update\n", i, fixtureVersion, fx.scenario, fixtureVersion)
+			"# test/rollouts/scenarios RunRecord; taken again by: go test ./verdict/ -run TestFixturesAreRecorded -update\n", i, fixtureVersion, fx.scenario, fixtureVersion)
 		golden.File(t, filepath.Join(verdictTestdata, fx.file+".yaml"), append([]byte(header), raw...))
 	}
 }

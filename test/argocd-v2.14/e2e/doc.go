@@ -4,8 +4,8 @@
 // CD's built-in script.
 //
 // The inputs are timelines recorded from Argo Rollouts' real rollout, analysis and experiment controllers
-// on a real kube-apiserver (v1.8.5 by module recorder/, v1.10.2 by module recorder/v1.10; the API server
-// program is module apiserver/), in testdata/timelines/<version>/*.yaml. The tests (run with `make e2e`)
+// on a real kube-apiserver (v1.8.5 by module test/rollouts-v1.8, v1.10.2 by module test/rollouts-v1.10;
+// the API server program is module test/kube-apiserver-v1.34), in test/testdata/timelines/<version>/*.yaml. The tests (run with `make e2e`)
 // feed every recorded Rollout, with the AnalysisRuns it owns, through Argo CD v2.14's application
 // controller comparison (controller.AppStateManager.CompareAppState, which computes Application health
 // with setApplicationHealth), once with our scripts installed through argocd-cm and once with Argo CD's

@@ -36,7 +36,7 @@ type Timeline struct {
 // ControllerVersion describes the controllers the timelines come from.
 func ControllerVersion() string {
 	return "github.com/argoproj/argo-rollouts " + RolloutsVersion() +
-		", packages rollout, analysis and experiments, on kube-apiserver v1.34.5 (see test/rollouts/recorder/harness.go)"
+		", packages rollout, analysis and experiments, on kube-apiserver v1.34.5 (see test/rollouts/harness/harness.go)"
 }
 
 // Record plays a scenario on a fresh World of env.

@@ -201,7 +201,7 @@ func RunLiveHumanGate(t *testing.T, env *harness.Env, update bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw = append([]byte("# Written by test/rollouts/recorder RunLiveHumanGate (make e2e-live UPDATE=1) from Argo CD v3.6.1 and the Rollouts controllers; do not edit.\n"), raw...)
+	raw = append([]byte("# Written by test/rollouts/live RunLiveHumanGate (make e2e-live UPDATE=1) from Argo CD v3.6.1 and the Rollouts controllers; do not edit.\n"), raw...)
 	if update {
 		if err := os.WriteFile(path, raw, 0o644); err != nil {
 			t.Fatal(err)
@@ -456,7 +456,7 @@ func checkGateFixture(t *testing.T, bins kargoverify.PluginBinaries, hg HumanGat
 		if err != nil {
 			t.Fatal(err)
 		}
-		head := fmt.Sprintf("# Recorded from Argo Rollouts %s's controllers by test/rollouts/recorder RunLiveHumanGate, scenario %s\n"+
+		head := fmt.Sprintf("# Recorded from Argo Rollouts %s's controllers by test/rollouts/live RunLiveHumanGate, scenario %s\n"+
 			"# (make e2e-live UPDATE=1): the Rollout as stored at the human gate. %s\n", harness.RolloutsVersion(), hg.Name, hg.Summary)
 		if err := os.WriteFile(path, append([]byte(head), raw...), 0o644); err != nil {
 			t.Fatal(err)

@@ -83,7 +83,7 @@ func RunPluginVerification(t *testing.T, env *harness.Env, cat harness.Catalogue
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw = append([]byte("# Written by test/rollouts/recorder RunPluginVerification from the real analysis controller; do not edit.\n"), raw...)
+	raw = append([]byte("# Written by test/rollouts/pluginproof RunPluginVerification from the real analysis controller; do not edit.\n"), raw...)
 	path := filepath.Join(cluster.TestdataDir(), "plugin", harness.RolloutsVersion()+".yaml")
 	if update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

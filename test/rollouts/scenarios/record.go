@@ -13,10 +13,10 @@ import (
 	"github.com/analysis-health/analysis-health/test/rollouts/harness"
 )
 
-// The tests of both recorder modules (this one on Rollouts v1.8.5, ./v1.10 on v1.10.2) are these
-// functions, so the two record the same scenarios in the same way.
+// The record tests of both Rollouts modules (test/rollouts-v1.8 on Rollouts v1.8.5, test/rollouts-v1.10
+// on v1.10.2) are these functions, so the two record the same scenarios in the same way.
 
-const header = "# Recorded by test/rollouts/recorder from Argo Rollouts' own controllers on a real API server; do not edit.\n" +
+const header = "# Recorded by test/rollouts/scenarios RunRecord from Argo Rollouts' own controllers on a real API server; do not edit.\n" +
 	"# Regenerate with `make e2e UPDATE=1`.\n"
 
 // RunRecord drives the real controllers through every scenario. With update it writes the timelines;
