@@ -499,7 +499,7 @@ func writeOrCompare(t *testing.T, path string, report LiveReport, update bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw = append([]byte("# Written by test/rollouts/recorder RunLive (make e2e-live UPDATE=1) from Argo CD v3.6.1 and the Rollouts controllers; do not edit.\n"), raw...)
+	raw = append([]byte("# Written by test/rollouts/live RunLive (make e2e-live UPDATE=1) from Argo CD v3.6.1 and the Rollouts controllers; do not edit.\n"), raw...)
 	if update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
