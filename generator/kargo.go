@@ -545,8 +545,22 @@ func kargoController(o KargoOptions) (object, error) {
 	if controller[rolloutsMetricPlugins], err = rv.mergeMetricPlugin(item); err != nil {
 		return nil, err
 	}
-	// Without a plugin image the other lists are not written, so the release's stay as they are.
+	// Without a plugin image the other lists are not written, so the release's stay as they are, unless
+	// one holds the init container, volume or mount of ours that an earlier install with an image wrote:
+	// they would copy a binary the controller no longer reads, so that list is written without it.
 	if o.PluginImage == "" {
+		for _, l := range []struct {
+			key  string
+			mine func(object) bool
+		}{{rolloutsInitContainers, ourInitContainer}, {rolloutsVolumes, ourVolume}, {rolloutsVolumeMounts, func(object) bool { return true }}} {
+			kept, removed, err := rv.without(l.key, KargoPluginVolume, l.mine)
+			if err != nil {
+				return nil, err
+			}
+			if removed {
+				controller[l.key] = kept
+			}
+		}
 		return controller, nil
 	}
 	if controller[rolloutsInitContainers], err = rv.mergeNamed(rolloutsInitContainers, initContainer, ourInitContainer, "the init container"); err != nil {

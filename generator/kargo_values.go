@@ -237,6 +237,23 @@ func (rv rolloutsValues) mergeVolumeMounts(ours object) ([]any, error) {
 	return rv.mergeNamed(rolloutsVolumeMounts, ours, func(object) bool { return true }, "the mount")
 }
 
+// without is the release's list key without the entries named name that are ours (mine), and whether
+// there were any.
+func (rv rolloutsValues) without(key, name string, mine func(object) bool) ([]any, bool, error) {
+	l, err := rv.list(key)
+	if err != nil {
+		return nil, false, err
+	}
+	kept := make([]any, 0, len(l))
+	for _, e := range l {
+		if e["name"] == name && mine(e) {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept, len(kept) < len(l), nil
+}
+
 // ourInitContainer: analysis-health's init container runs the plugin image's binary with --copy-to.
 func ourInitContainer(c object) bool {
 	cmd, _ := c["command"].([]any)

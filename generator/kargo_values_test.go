@@ -111,6 +111,16 @@ func TestKargoValuesMerge(t *testing.T) {
   volumeMounts:
   - {name: ` + KargoPluginVolume + `, mountPath: /old}
 `)), map[string]string{"metricProviderPlugins": ours, "initContainers": KargoPluginVolume + ",download-tools", "volumes": KargoPluginVolume, "volumeMounts": KargoPluginVolume}, nil},
+		{"an https location drops our old init container, volume and mount, keeping the platform's", httpsOpts("kargo-shop", "shop", valuesFile(`controller:
+  initContainers:
+  - {name: download-tools, image: alpine}
+  - {name: `+KargoPluginVolume+`, image: old, command: [`+PluginImageBinary+`, --copy-to, /old/p]}
+  volumes:
+  - {name: `+KargoPluginVolume+`, emptyDir: {}}
+  volumeMounts:
+  - {name: `+KargoPluginVolume+`, mountPath: /old}
+  - {name: my-certs, mountPath: /etc/ssl/certs}
+`)), map[string]string{"metricProviderPlugins": ours, "initContainers": "download-tools", "volumes": "", "volumeMounts": "my-certs"}, nil},
 		// helm -f order: a later file's list replaces an earlier one's whole, maps merge
 		{"files in helm's order", httpsOpts("kargo-shop", "shop", valuesFile(platformRolloutsValues),
 			File{Path: "later.yaml", Data: []byte("controller:\n  metricProviderPlugins:\n  - {name: acme/other, location: https://example.com/o}\n")}),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/cli"
 	"github.com/analysis-health/analysis-health/internal/upstream"
 )
@@ -42,6 +43,8 @@ var exampleStandIns = map[string]string{
 	"./plugin": "internal/cli/testdata/plugin-static-elf",
 	"./rollouts-plugin-metric-analysis-health-linux-amd64":      "internal/cli/testdata/plugin-static-elf",
 	"./dist/rollouts-plugin-metric-analysis-health-linux-amd64": "internal/cli/testdata/plugin-static-elf",
+	// What helm get values prints for the argo-rollouts release, which generate --format kargo reads.
+	"rollouts-values.yaml": "internal/cli/testdata/rollouts-values.yaml",
 }
 
 // Examples whose point is a non-zero exit: inspect --strict exits 1 on findings, and the rendered charts
@@ -238,7 +241,7 @@ func runIn(t *testing.T, stdin []byte, args ...string) (int, string, string) {
 // outputFlags name files or folders a command writes; inputFlags files it reads.
 var (
 	outputFlags = map[string]bool{"--out": true, "--fuzz-out": true}
-	inputFlags  = map[string]bool{"-f": true, "--filename": true, "--argocd-cm": true, "--plugin-file": true}
+	inputFlags  = map[string]bool{"-f": true, "--filename": true, "--argocd-cm": true, "--plugin-file": true, "--rollouts-values": true}
 )
 
 // resolve rewrites the arguments of one of our commands: input paths (values of inputFlags, and verify's
@@ -267,7 +270,7 @@ func (e *exampleEnv) resolve(t *testing.T, ex example, args []string, scratch st
 			if err := os.MkdirAll(filepath.Dir(filepath.Join(scratch, filepath.Clean(val))), 0o755); err != nil {
 				t.Fatal(err)
 			}
-		case input && val != "-":
+		case input && val != "-" && !(prev == "--rollouts-values" && val == generator.RolloutsValuesNone):
 			if p, ok := e.standIn(t, val); ok {
 				val = p
 			} else if _, err := os.Stat(filepath.Join(e.root, val)); err == nil {
