@@ -94,7 +94,7 @@ nothing behind. See docs/install.md.`,
   analysis-health generate --format lua --actions=false --out resource_customizations
   analysis-health generate --format kargo --project shop --rollout checkout --namespace shop \
     --plugin-location https://example.com/rollouts-plugin-metric-analysis-health \
-    --plugin-file ./plugin --out kargo/
+    --plugin-file ./plugin --rollouts-values rollouts-values.yaml --out kargo/
   analysis-health generate --format notifications --out notifications/
   analysis-health generate --format operator-json6902 --argocd-name openshift-gitops \
     --namespace openshift-gitops`,
