@@ -182,7 +182,8 @@ func TestInspectCommand(t *testing.T) {
 	runCases(t, []cliCase{
 		{name: "table", args: []string{"inspect", "-f", canaryChart},
 			wantOut: []string{
-				"checkout  canary.steps[2].analysis                Step        AnalysisTemplate/success-rate  service-name=shop-checkout-canary-80  -                  label team=shop       4m0s",
+				"checkout  canary.steps[2].analysis                Step        4m0s\n",
+				"checkout canary.steps[2].analysis runs\n  template    AnalysisTemplate/success-rate\n  arg         service-name=shop-checkout-canary-80\n  label       team=shop\n",
 				"checkout  canary    8      canary.steps[7].pause  15m0s + indefinite      -",
 				"warning   Rollout checkout  canary.steps[7].pause: pause {} waits until someone promotes the Rollout",
 			}, noErr: true},

@@ -39,8 +39,9 @@ Rollout InvalidSpec, which is Degraded); dry-run metrics; pauses that wait for a
 autoPromotionEnabled: false), which would hold a PostSync barrier until someone promotes; and the
 least time from a sync to full promotion, with the Kargo argocd-update retry.timeout it needs.
 
-Problems are listed last. It exits 0 whatever it finds, unless --strict is given and a problem was
-found (exit 1). See docs/hooks.md.`,
+The analyses table is followed by what each analysis runs, one item a line, so that it fits a
+terminal. Problems are listed last. It exits 0 whatever it finds, unless --strict is given and a
+problem was found (exit 1). See docs/hooks.md.`,
 		Example: `  analysis-health inspect -f testdata/charts/canary-checkout.yaml
   helm template checkout ./chart | analysis-health inspect -f - -o json
   analysis-health inspect -f rendered/ --strict --kargo-timeout 30m`,

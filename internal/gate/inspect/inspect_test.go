@@ -47,6 +47,14 @@ func TestGoldenCharts(t *testing.T) {
 			}
 			golden(t, c+".table", table.Bytes())
 			golden(t, c+".json", js.Bytes())
+			// The analyses (the first table and what each runs, up to the rollouts table) fit a
+			// 120-column terminal on the bundled charts; their long columns used to make it ~190 wide.
+			first, _, _ := strings.Cut(table.String(), "\nROLLOUT ")
+			for _, line := range strings.Split(first, "\n") {
+				if len(line) > 120 {
+					t.Errorf("a %d-column line in the analyses: %s", len(line), line)
+				}
+			}
 		})
 	}
 }

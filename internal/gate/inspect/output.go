@@ -23,14 +23,25 @@ func WriteTable(w io.Writer, r *Report) error {
 	if len(r.Rollouts) == 0 {
 		fmt.Fprintln(tw, "No Rollouts in the input.")
 	} else {
-		fmt.Fprintln(tw, "ROLLOUT\tANALYSIS\tTYPE\tTEMPLATES\tARGS\tDRY-RUN METRICS\tANALYSISRUN METADATA\tMIN. DURATION")
+		// What each analysis runs (templates, arguments, dry-run metrics, run metadata) is as long as the
+		// chart makes it: as columns it made the first table about 190 characters wide, so it is listed
+		// below the table, one line per item, and the table keeps the short columns.
+		fmt.Fprintln(tw, "ROLLOUT\tANALYSIS\tTYPE\tMIN. DURATION")
 		for _, ro := range r.Rollouts {
 			if len(ro.Analyses) == 0 {
-				fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\n", Display(ro.Namespace, ro.Name))
+				fmt.Fprintf(tw, "%s\t-\t-\t-\n", Display(ro.Namespace, ro.Name))
 			}
 			for _, a := range ro.Analyses {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", Display(ro.Namespace, ro.Name), shortPath(a.Path), a.Type,
-					templates(a.Templates), args(a.Args), list(a.DryRunMetrics), metadata(a.AnalysisRunMetadata), a.Duration)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", Display(ro.Namespace, ro.Name), shortPath(a.Path), a.Type, a.Duration)
+			}
+		}
+		for _, ro := range r.Rollouts {
+			for _, a := range ro.Analyses {
+				fmt.Fprintf(tw, "\n%s %s runs\n", Display(ro.Namespace, ro.Name), shortPath(a.Path))
+				for _, item := range runs(a) {
+					// Fixed width, not a tab: the heading lines would break tabwriter's alignment per block.
+					fmt.Fprintf(tw, "  %-10s  %s\n", item[0], item[1])
+				}
 			}
 		}
 		fmt.Fprintln(tw)
@@ -98,6 +109,36 @@ func WriteTable(w io.Writer, r *Report) error {
 
 // shortPath drops the "spec.strategy." every analysis path starts with, to keep the table narrow.
 func shortPath(s string) string { return strings.ReplaceAll(s, "spec.strategy.", "") }
+
+// runs lists what an analysis runs, one item a line: its templates, arguments, dry-run metrics and the
+// labels and annotations of its AnalysisRuns.
+func runs(a Analysis) [][2]string {
+	var out [][2]string
+	for _, t := range a.Templates {
+		s := kindOf(t) + "/" + t.Name
+		if !t.Present {
+			s += " (missing)"
+		}
+		out = append(out, [2]string{"template", s})
+	}
+	for _, arg := range a.Args {
+		if arg.ValueFrom != "" {
+			out = append(out, [2]string{"arg", arg.Name + "=<" + arg.ValueFrom + ">"})
+		} else {
+			out = append(out, [2]string{"arg", arg.Name + "=" + arg.Value})
+		}
+	}
+	for _, m := range a.DryRunMetrics {
+		out = append(out, [2]string{"dry-run", m})
+	}
+	for _, kv := range sorted(a.AnalysisRunMetadata.Labels) {
+		out = append(out, [2]string{"label", kv})
+	}
+	for _, kv := range sorted(a.AnalysisRunMetadata.Annotations) {
+		out = append(out, [2]string{"annotation", kv})
+	}
+	return out
+}
 
 func templates(refs []TemplateRef) string {
 	var out []string
