@@ -16,6 +16,7 @@ func newVersionCommand(o *Options) *cobra.Command {
 		Short: "Print the version of this build (the same as --version)",
 		Long: `version prints the version of this build, exactly as --version does: the release make dist
 stamped, else the module version go install recorded, else dev.`,
+		Example: `  analysis-health version`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError("version takes no arguments, got %q", args)
