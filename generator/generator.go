@@ -131,6 +131,10 @@ type Options struct {
 	// the install instead of the --remove patch), and the regenerate command spells it out. Empty means
 	// standard output, whose file name the generator cannot know: the hints say FILE.
 	Out string
+	// From is the live ArgoCD resource (ReadArgoCD) the operator-json6902 patch is computed against: it
+	// then creates the lists and annotations the resource lacks instead of requiring them. Its name and
+	// namespace must be ArgoCDName and Namespace. operator-json6902 only.
+	From *ArgoCDResource
 }
 
 // File is one rendered file. Path is a slash-separated path relative to the output folder for folder
@@ -156,6 +160,7 @@ type resolved struct {
 	blockBypass   bool
 	remove        bool
 	out           string
+	from          *ArgoCDResource
 	form          Form
 	argocdVersion string
 	// profile is the engine profile of argocdVersion, under which the lua format derives its expectations.
@@ -180,6 +185,7 @@ func (o Options) resolveIn(src fs.FS) (resolved, error) {
 		blockBypass: o.BlockBypassOnFailedAnalysis == nil || *o.BlockBypassOnFailedAnalysis,
 		remove:      o.Remove,
 		out:         o.Out,
+		from:        o.From,
 	}
 	form, err := FormFor(o.ArgoCDVersion)
 	if err != nil {
@@ -349,6 +355,9 @@ func generate(src fs.FS, f Format, o Options) ([]File, error) {
 	if r.remove && f != Patch {
 		return nil, fmt.Errorf("remove applies to the %s format only, not %s", Patch, f)
 	}
+	if r.from != nil && f != OperatorJSON6902 {
+		return nil, fmt.Errorf("from applies to the %s format only, not %s", OperatorJSON6902, f)
+	}
 	render, ok := renderers[f]
 	if !ok {
 		return nil, fmt.Errorf("unknown format %q (valid: %s)", f, joinFormats())
@@ -422,6 +431,10 @@ func (r resolved) command(f Format) string {
 	}
 	if r.remove {
 		version += " --remove"
+	}
+	if r.from != nil {
+		// The patch depends on the resource read: the command names where it came from.
+		version += " --from " + shellQuote(r.from.source)
 	}
 	if r.out != "" {
 		version += " --out " + shellQuote(r.out)

@@ -2,9 +2,11 @@ package generator
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // The Argo CD Operator (and OpenShift GitOps) owns argocd-cm and rebuilds it from the ArgoCD custom
@@ -113,34 +115,86 @@ func jsonPointerEscape(s string) string {
 
 func renderOperatorJSON6902(in rendering) ([]File, error) {
 	checks, actions := operatorEntries(in)
+	if in.from != nil {
+		if err := in.from.check(in.resolved); err != nil {
+			return nil, err
+		}
+	}
 	op := func(kv ...any) *yaml.Node { return mapping(kv...) }
+	null := func() *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"} }
+	// A JSON patch has no conditionals: `add …/-` needs the list, `add` of the member would replace one that
+	// exists. So either the patch assumes the lists (and the annotations) exist, or, computed against the
+	// live resource (--from), it creates each missing parent with its entries, guarded by a test of null
+	// (which passes on an absent member only: evanphx/json-patch v4, as the API server applies it), so a
+	// parent created since is never replaced: the patch is then refused whole.
+	exists := func(member string) bool { return in.from == nil || in.from.has[member] }
+	// create adds path with value after the test that it is still absent.
+	create := func(path string, value *yaml.Node) []*yaml.Node {
+		return []*yaml.Node{
+			op("op", str("test"), "path", str(path), "value", null()),
+			op("op", str("add"), "path", str(path), "value", value),
+		}
+	}
 	marker := "/metadata/annotations/" + jsonPointerEscape(OperatorMarker)
 	ops := []*yaml.Node{
 		// Only the ArgoCD resource it was generated for.
 		op("op", str("test"), "path", str("/metadata/name"), "value", str(in.argocdName)),
 		op("op", str("test"), "path", str("/metadata/namespace"), "value", str(in.namespace)),
+	}
+	if exists("annotations") {
 		// The duplicate guard: the Kubernetes API server applies JSON patches with evanphx/json-patch v4,
 		// whose test of null passes for an absent member and fails for a present one; the marker is set by
 		// both operator formats, so a second application fails as a whole instead of appending again.
-		op("op", str("test"), "path", str(marker), "value", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}),
-		op("op", str("add"), "path", str(marker), "value", str(in.markerValue())),
+		ops = append(ops,
+			op("op", str("test"), "path", str(marker), "value", null()),
+			op("op", str("add"), "path", str(marker), "value", str(in.markerValue())))
+	} else {
+		// No annotations at all, so no marker either; the test also keeps annotations set since.
+		ops = append(ops, create("/metadata/annotations", mapping(OperatorMarker, str(in.markerValue())))...)
 	}
-	for _, c := range checks {
-		ops = append(ops, op("op", str("add"), "path", str("/spec/resourceHealthChecks/-"), "value", c))
-	}
-	for _, a := range actions {
-		ops = append(ops, op("op", str("add"), "path", str("/spec/resourceActions/-"), "value", a))
+	switch {
+	case !exists("spec"):
+		spec := mapping("resourceHealthChecks", sequence(checks...))
+		if len(actions) > 0 {
+			spec.Content = append(spec.Content, str("resourceActions"), sequence(actions...))
+		}
+		ops = append(ops, create("/spec", spec)...)
+	default:
+		if exists("resourceHealthChecks") {
+			for _, c := range checks {
+				ops = append(ops, op("op", str("add"), "path", str("/spec/resourceHealthChecks/-"), "value", c))
+			}
+		} else {
+			ops = append(ops, create("/spec/resourceHealthChecks", sequence(checks...))...)
+		}
+		if len(actions) > 0 && exists("resourceActions") {
+			for _, a := range actions {
+				ops = append(ops, op("op", str("add"), "path", str("/spec/resourceActions/-"), "value", a))
+			}
+		} else if len(actions) > 0 {
+			ops = append(ops, create("/spec/resourceActions", sequence(actions...))...)
+		}
 	}
 	lists := "spec.resourceHealthChecks"
 	if len(actions) > 0 {
 		lists += " and spec.resourceActions"
 	}
-	usage := append(in.operatorUsage("json"),
-		"A JSON patch (RFC 6902) that APPENDS our entries and keeps every other one. It applies only where",
-		"metadata.annotations and "+lists+" exist,",
-		"and the annotation "+OperatorMarker+" is not set yet; otherwise the API server",
-		"rejects it whole and nothing changes (docs/install.md).",
-	)
+	usage := in.operatorUsage("json")
+	if in.from == nil {
+		usage = append(usage,
+			"A JSON patch (RFC 6902) that APPENDS our entries and keeps every other one. It applies only where",
+			"metadata.annotations and "+lists+" exist,",
+			"and the annotation "+OperatorMarker+" is not set yet; otherwise the API server",
+			"rejects it whole and nothing changes. Where they do not, generate it with --from (docs/install.md).",
+		)
+	} else {
+		usage = append(usage,
+			"A JSON patch (RFC 6902) that adds our entries and keeps every other one, computed against "+in.from.described()+":",
+			"it appends to the lists that exist there and creates those that do not. If the resource has changed shape",
+			"since (a list or metadata.annotations appeared or went), or the annotation "+OperatorMarker,
+			"is set, the API server rejects it whole and nothing changes: generate it again from the live resource (docs/install.md).",
+		)
+	}
 	out, err := encode(in.header.with(usage...), sequence(ops...), nil)
 	if err != nil {
 		return nil, err
@@ -180,6 +234,123 @@ func checkOperatorScripts(out []byte, data map[string]string) error {
 	for k, v := range data {
 		if want[v] != 0 {
 			return fmt.Errorf("%s: the value cannot be written as a YAML block scalar (a line ending in whitespace, or a control character?)", k)
+		}
+	}
+	return nil
+}
+
+// ArgoCDResource is what the operator-json6902 patch needs to know of a live ArgoCD resource (`kubectl get
+// argocd NAME -o yaml`, the CLI's --from): which of the members it adds to exist, so that it appends to
+// those and creates the others, and which entries it already has.
+type ArgoCDResource struct {
+	source, name, namespace string
+	// has: "annotations", "spec", "resourceHealthChecks", "resourceActions", present and not null.
+	has    map[string]bool
+	marker string
+	// checks and actions are the group/Kind of the existing entries.
+	checks, actions []string
+}
+
+// ReadArgoCD parses an ArgoCD resource (YAML or JSON; a List holding exactly one, as `kubectl get argocd
+// -o yaml` without a name prints, is taken too). source names it in errors and in the patch's header.
+func ReadArgoCD(source string, data []byte) (*ArgoCDResource, error) {
+	var obj map[string]any
+	if err := sigsyaml.Unmarshal(data, &obj); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("%s: no object: want the ArgoCD resource (kubectl get argocd NAME -n NAMESPACE -o yaml)", source)
+	}
+	if obj["kind"] == "List" {
+		items, _ := obj["items"].([]any)
+		if len(items) != 1 {
+			return nil, fmt.Errorf("%s: a List of %d objects: want exactly one ArgoCD resource (kubectl get argocd NAME -n NAMESPACE -o yaml)", source, len(items))
+		}
+		obj, _ = items[0].(map[string]any)
+	}
+	apiVersion, _ := obj["apiVersion"].(string)
+	if obj["kind"] != "ArgoCD" || !strings.HasPrefix(apiVersion, "argoproj.io/") {
+		return nil, fmt.Errorf("%s: not an ArgoCD resource: want apiVersion argoproj.io/*, kind ArgoCD, got %v %v", source, obj["apiVersion"], obj["kind"])
+	}
+	r := &ArgoCDResource{source: source, has: map[string]bool{}}
+	meta, _ := obj["metadata"].(map[string]any)
+	r.name, _ = meta["name"].(string)
+	r.namespace, _ = meta["namespace"].(string)
+	if r.name == "" || r.namespace == "" {
+		return nil, fmt.Errorf("%s: the ArgoCD resource has no metadata.name or metadata.namespace", source)
+	}
+	if a, ok := meta["annotations"]; ok && a != nil {
+		m, ok := a.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: metadata.annotations is not a map", source)
+		}
+		r.has["annotations"] = true
+		if v, ok := m[OperatorMarker]; ok {
+			r.marker = fmt.Sprint(v)
+		}
+	}
+	if raw, ok := obj["spec"]; ok && raw != nil {
+		spec, ok := raw.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: spec is not a map", source)
+		}
+		r.has["spec"] = true
+		for _, list := range []struct {
+			field string
+			into  *[]string
+		}{{"resourceHealthChecks", &r.checks}, {"resourceActions", &r.actions}} {
+			raw, ok := spec[list.field]
+			if !ok || raw == nil {
+				continue
+			}
+			entries, ok := raw.([]any)
+			if !ok {
+				return nil, fmt.Errorf("%s: spec.%s is not a list", source, list.field)
+			}
+			r.has[list.field] = true
+			for i, e := range entries {
+				m, _ := e.(map[string]any)
+				group, _ := m["group"].(string)
+				kind, _ := m["kind"].(string)
+				if kind == "" {
+					return nil, fmt.Errorf("%s: spec.%s[%d] has no kind", source, list.field, i)
+				}
+				*list.into = append(*list.into, group+"/"+kind)
+			}
+		}
+	}
+	return r, nil
+}
+
+// Name and Namespace are the resource's, for the CLI to default --argocd-name and --namespace to.
+func (a *ArgoCDResource) Name() string      { return a.name }
+func (a *ArgoCDResource) Namespace() string { return a.namespace }
+
+// described is the resource's source for a sentence: standard input has no file name.
+func (a *ArgoCDResource) described() string {
+	if a.source == "-" {
+		return "the resource read from standard input"
+	}
+	return a.source
+}
+
+// check refuses what the patch cannot do right on this resource: another resource, our entries already
+// there (the API server would take the patch, and the operator then sees two entries for one key).
+func (a *ArgoCDResource) check(r resolved) error {
+	if a.name != r.argocdName || a.namespace != r.namespace {
+		return fmt.Errorf("%s: the ArgoCD resource is %s/%s, but the patch is for %s/%s (--namespace, --argocd-name)", a.source, a.namespace, a.name, r.namespace, r.argocdName)
+	}
+	if a.marker != "" {
+		return fmt.Errorf("%s: the annotation %s is set (%q): analysis-health's entries are installed already; to upgrade, remove them and the annotation first (docs/install.md)", a.source, OperatorMarker, a.marker)
+	}
+	for _, k := range r.kinds {
+		if slices.Contains(a.checks, k.Key()) {
+			return fmt.Errorf("%s: spec.resourceHealthChecks already has an entry for %s (an older script?): remove it first, two entries map to one argocd-cm key (docs/install.md)", a.source, k.Key())
+		}
+	}
+	for _, k := range r.actionKinds {
+		if slices.Contains(a.actions, k.Key()) {
+			return fmt.Errorf("%s: spec.resourceActions already has an entry for %s: remove it first, two entries map to one argocd-cm key (docs/install.md)", a.source, k.Key())
 		}
 	}
 	return nil

@@ -43,6 +43,8 @@ var exampleStandIns = map[string]string{
 	"./plugin": "internal/cli/testdata/plugin-static-elf",
 	"./rollouts-plugin-metric-analysis-health-linux-amd64":      "internal/cli/testdata/plugin-static-elf",
 	"./dist/rollouts-plugin-metric-analysis-health-linux-amd64": "internal/cli/testdata/plugin-static-elf",
+	// What kubectl get argocd prints, which generate --format operator-json6902 --from reads.
+	"argocd.live.yaml": "internal/cli/testdata/argocd-operator-live.yaml",
 	// What helm get values prints for the argo-rollouts release, which generate --format kargo reads.
 	"rollouts-values.yaml": "internal/cli/testdata/rollouts-values.yaml",
 }
@@ -241,7 +243,7 @@ func runIn(t *testing.T, stdin []byte, args ...string) (int, string, string) {
 // outputFlags name files or folders a command writes; inputFlags files it reads.
 var (
 	outputFlags = map[string]bool{"--out": true, "--fuzz-out": true}
-	inputFlags  = map[string]bool{"-f": true, "--filename": true, "--argocd-cm": true, "--plugin-file": true, "--rollouts-values": true}
+	inputFlags  = map[string]bool{"-f": true, "--filename": true, "--argocd-cm": true, "--plugin-file": true, "--rollouts-values": true, "--from": true}
 )
 
 // resolve rewrites the arguments of one of our commands: input paths (values of inputFlags, and verify's

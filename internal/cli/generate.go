@@ -24,9 +24,12 @@ type generateFlags struct {
 	actions      bool
 	blockBypass  bool
 	remove       bool
-	kargo        kargoFlags
-	version      profileValue
-	argocdSource string
+	from         string
+	// nameSet and namespaceSet: --argocd-name and --namespace were given, so --from does not default them.
+	nameSet, namespaceSet bool
+	kargo                 kargoFlags
+	version               profileValue
+	argocdSource          string
 }
 
 func newGenerateCommand(o *Options) *cobra.Command {
@@ -118,6 +121,7 @@ nothing behind. See docs/install.md.`,
 			if f.format.String() == string(generator.Notifications) {
 				return runGenerateNotifications(cmd, o, f)
 			}
+			f.nameSet, f.namespaceSet = cmd.Flags().Changed("argocd-name"), cmd.Flags().Changed("namespace")
 			return runGenerate(o, f)
 		},
 	}
@@ -131,6 +135,7 @@ nothing behind. See docs/install.md.`,
 	cmd.Flags().BoolVar(&f.actions, "actions", true, "include the resource actions (resource.customizations.actions.* keys, actions/ folders in --format lua)")
 	addVersionFlag(cmd, &f.version, "Argo CD release line to render the health scripts for (the form cheapest in its Lua VM) and to derive --format lua's test expectations under")
 	cmd.Flags().BoolVar(&f.blockBypass, "block-bypass-on-failed-analysis", true, "list a Rollout's promote-full and skip-current-step disabled while its current analysis has failed (=false: Argo CD's built-in entries stand)")
+	cmd.Flags().StringVar(&f.from, "from", "", "--format operator-json6902: the live ArgoCD resource (kubectl get argocd NAME -n NS -o yaml; - for standard input); the patch then creates the lists and annotations it lacks, and --argocd-name and --namespace default to its own")
 	cmd.Flags().BoolVar(&f.remove, "remove", false, "--format patch: the uninstall, a merge patch that deletes every key the same options install (docs/install.md)")
 	addKargoFlags(cmd.Flags(), &f.kargo)
 	cmd.Flags().StringVar(&f.argocdSource, "argocd-source", "", "--format upstream: root of the Argo CD source tree the pull request applies to (its suites are edited, its inputs kept)")
@@ -155,6 +160,7 @@ func formatAsArgument(cmd *cobra.Command, args []string, format *enumValue) erro
 var formatOnly = map[string][]generator.Format{
 	"argocd-name":                     {generator.Operator, generator.OperatorJSON6902},
 	"remove":                          {generator.Patch},
+	"from":                            {generator.OperatorJSON6902},
 	"kinds":                           nonKargo(),
 	"actions":                         nonKargo(),
 	"block-bypass-on-failed-analysis": nonKargo(),
@@ -216,6 +222,24 @@ func runGenerate(o *Options, f *generateFlags) error {
 	}
 	if f.humanGate.String() == "healthy" {
 		opts.HumanGate = generator.HumanGateHealthy
+	}
+	if f.from != "" {
+		raw, err := readSource(f.from, o.In)
+		if err != nil {
+			return fmt.Errorf("--from %s: %w", f.from, pathError(err))
+		}
+		live, err := generator.ReadArgoCD(f.from, raw)
+		if err != nil {
+			return err
+		}
+		// The resource says which one it is; flags given anyway must agree (the generator checks).
+		if !f.nameSet {
+			opts.ArgoCDName, f.argocdName = live.Name(), live.Name()
+		}
+		if !f.namespaceSet {
+			opts.Namespace, f.namespace = live.Namespace(), live.Namespace()
+		}
+		opts.From = live
 	}
 	if f.namespace == "" {
 		return usageError("--namespace must not be empty")
