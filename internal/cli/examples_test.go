@@ -66,6 +66,7 @@ var exampleProducers = []struct {
 	{"kubectl get rollouts", "testdata/examples/canary-analysis.yaml"},
 	{"kubectl get rollout", "lua/argoproj.io/Rollout/testdata/canary_pause_step.yaml"},
 	{"helm template", "testdata/charts/canary-checkout.yaml"},
+	{"kubectl get argocd", "internal/cli/testdata/argocd-operator-live.yaml"},
 }
 
 type example struct {

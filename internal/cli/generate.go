@@ -72,7 +72,8 @@ Formats:
                      exactly our entries (replacing the lists):
                        kubectl patch argocd NAME -n NS --type merge --patch-file FILE
   operator-json6902  a JSON patch that appends our entries to the ArgoCD resource's existing lists,
-                     refused whole if applied twice:
+                     refused whole if applied twice; with --from the live resource (kubectl get
+                     argocd NAME -n NS -o yaml) it creates the lists and annotations it lacks:
                        kubectl patch argocd NAME -n NS --type json --patch-file FILE
   upstream           a pull request to Argo CD making these scripts its built-ins: health.lua, its
                      own health_test.yaml with the changed expectations and our recorded cases, to
@@ -100,7 +101,9 @@ nothing behind. See docs/install.md.`,
     --plugin-file ./plugin --rollouts-values rollouts-values.yaml --out kargo/
   analysis-health generate --format notifications --out notifications/
   analysis-health generate --format operator-json6902 --argocd-name openshift-gitops \
-    --namespace openshift-gitops`,
+    --namespace openshift-gitops
+  kubectl get argocd argocd -n argocd -o yaml | \
+    analysis-health generate --format operator-json6902 --from - --out argocd-patch.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error { return formatAsArgument(cmd, args, f.format) },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkKargoFlags(cmd, &f.kargo, f.format.String()); err != nil {
