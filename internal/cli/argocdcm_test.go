@@ -70,6 +70,10 @@ func TestArgoCDCMPatch(t *testing.T) {
 			"two.yaml (document 1): not a Kubernetes object"},
 		{"empty", []string{"health", "-f", objects, "--argocd-cm", write("empty.yaml", "")}, 1, "",
 			"empty.yaml: want exactly one argocd-cm ConfigMap (or the merge patch `generate --format patch` writes), found 0 objects"},
+		// Given twice, a single-file flag would keep the last file silently: a usage error instead.
+		{"health: --argocd-cm twice", []string{"health", "-f", objects, "--argocd-cm", cm, "--argocd-cm", patch}, 2, "",
+			`invalid argument "` + patch + `" for "--argocd-cm" flag: given twice (first "` + cm + `"): it takes one argocd-cm`},
+		{"scripts: --argocd-cm twice", []string{"scripts", "--argocd-cm", cm, "--argocd-cm", patch}, 2, "", `for "--argocd-cm" flag: given twice`},
 		{"scripts: neither", []string{"scripts", "--argocd-cm", filepath.Join(dir, "foo.yaml")}, 1, "", "foo.yaml: not an argocd-cm"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
