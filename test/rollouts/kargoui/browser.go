@@ -182,7 +182,7 @@ func (b *Browser) Verification(s *Server, project, stage string) (*Verification,
 	if err := chromedp.Do(tabCtx, chromedp.EmulateViewport(Viewport.Width, Viewport.Height)); err != nil {
 		return nil, fmt.Errorf("open a tab: %w", err)
 	}
-	v := &Verification{Metrics: map[string]string{}}
+	v := &Verification{Metrics: map[string]string{}, Tables: map[string][][]string{}}
 	page := s.URL + "/project/" + url.PathEscape(project) + "/stage/" + url.PathEscape(stage)
 	tab := `//div[contains(@class,"ant-drawer")]//div[@role="tab"][normalize-space(.)="Verifications"]`
 	if err := b.step("open the Stage's Verifications tab", func(ctx context.Context) error {
@@ -222,6 +222,15 @@ func (b *Browser) Verification(s *Server, project, stage string) (*Verification,
 	if err := b.step("read the verification's AnalysisRun", func(ctx context.Context) error {
 		var err error
 		v.AnalysisRun, err = chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const a = `+firstRow+`.querySelector('a'); return a ? a.innerText.trim() : ''; })()`))
+		if err != nil {
+			return err
+		}
+		// the columns' titles and the row's cells (verifications.tsx: icon, Date, Duration, AnalysisRun, Freight)
+		v.Columns, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...(`+activePane+`).querySelectorAll('thead th')].map(th => th.innerText.trim())`))
+		if err != nil {
+			return err
+		}
+		v.Cells, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...`+firstRow+`.querySelectorAll('td')].map(td => td.innerText.trim())`))
 		return err
 	}); err != nil {
 		return nil, err
@@ -304,6 +313,19 @@ func (b *Browser) Verification(s *Server, project, stage string) (*Verification,
 			text, err := poll[string](ctx, `(() => { const p = document.querySelector('.ant-modal-body .ant-tabs-left .ant-tabs-tabpane-active');
 				const t = p ? p.innerText.trim() : ''; return t.startsWith(`+js(firstLine(label))+`) ? t : ''; })()`)
 			v.Metrics[label] = text
+			if err != nil {
+				return err
+			}
+			// the table of measurements: antd draws its header and body as two tables when it scrolls
+			// (scroll.y), and a hidden measuring row in the body
+			table, err := chromedp.Run(ctx, chromedp.Evaluate[[][]string](`(() => { const p = document.querySelector('.ant-modal-body .ant-tabs-left .ant-tabs-tabpane-active');
+				const t = p && p.querySelector('.ant-table'); if (!t) return [];
+				const head = [...t.querySelectorAll('thead th')].map(th => th.innerText.trim());
+				const rows = [...t.querySelectorAll('tbody tr.ant-table-row')].map(tr => [...tr.querySelectorAll('td')].map(td => td.innerText.trim()));
+				return [head, ...rows]; })()`))
+			if len(table) > 0 {
+				v.Tables[label] = table
+			}
 			return err
 		}); err != nil {
 			return nil, err

@@ -20,7 +20,8 @@
 //
 // Argo Rollouts writes the last measurement's message into the run's status.message ("Metric "m" assessed
 // Failed due to …: "Error Message: <measurement message>"", analysis/analysis.go assessRunStatus), so the
-// plugin's measurement message reaches both the tooltip and the modal's Summary.
+// plugin's measurement message reaches both the tooltip and the modal's Summary, on a run that did not
+// succeed; its measurement value, a JSON string of words, is the metric tab's Value column, on every run.
 package kargoui
 
 import (
@@ -141,14 +142,22 @@ type Verification struct {
 	// verification names no AnalysisRun (then Summary, Metrics and RunShot are empty).
 	Row         string
 	AnalysisRun string
+	// Columns are the Verifications table's column titles and Cells the row's cells under them (the
+	// phase icon's is "", then Date, Duration, AnalysisRun, Freight).
+	Columns, Cells []string
 	// Tooltip is the text of the phase icon's tooltip: the phase, then the verification's message.
 	Tooltip string
 	// Phase is the tooltip's first line, Message the rest.
 	Phase, Message string
 	// Summary is the visible text of the AnalysisRun modal's Summary tab; Metrics the text of each
-	// metric's tab, by the tab's label.
+	// metric's tab, by the tab's label, and Tables its table of measurements (panels/metric-panel.tsx,
+	// metric-table/metric-table.tsx), by the tab's label: the column titles first (for a plugin's metric:
+	// the phase icon's "", Value, Time; "Data Point <key>" columns, which show a measurement's message,
+	// only for a metric with condition keys), then each row's cells. A metric whose values the UI charts
+	// has no table.
 	Summary string
 	Metrics map[string]string
+	Tables  map[string][][]string
 	// TabShot is a PNG of the page with the Verifications tab and the tooltip; RunShot of the
 	// AnalysisRun's modal on its Summary tab.
 	TabShot, RunShot []byte
@@ -224,4 +233,15 @@ func NotBlank(data []byte) error {
 		}
 	}
 	return fmt.Errorf("the %dx%d screenshot is blank: %d colours", b.Dx(), b.Dy(), len(colours))
+}
+
+// Cell is the text of the Verifications row's cell under the column titled title ("Duration"), and
+// false when the table has no such column.
+func (v *Verification) Cell(title string) (string, bool) {
+	for i, c := range v.Columns {
+		if c == title && i < len(v.Cells) {
+			return v.Cells[i], true
+		}
+	}
+	return "", false
 }

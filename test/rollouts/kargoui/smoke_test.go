@@ -10,8 +10,10 @@ import (
 	"crypto/sha1"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +55,7 @@ const (
 // leaves it, with the verification's AnalysisRun as Argo Rollouts' analysis controller leaves it after our
 // plugin's failed measurement, opens the Stage in Kargo's own UI in headless Chromium, and finds in the
 // page the phase Kargo wrote and our plugin's measurement message, which names the Rollout's failed
-// AnalysisRun and metric.
+// AnalysisRun and metric, and the metric tab's Value column our plugin's words (never "[object Object]").
 func TestKargoUISmoke(t *testing.T) {
 	crds := upstream.Vendored(t, "kargo/"+kargoui.KargoVersion+"/charts/kargo/resources/crds")
 	progs := kargoui.ProgramsOrSkip(t)
@@ -141,6 +143,30 @@ func TestKargoUISmoke(t *testing.T) {
 	}
 	if _, ok := got.Metrics[generator.KargoMetricName]; !ok {
 		t.Errorf("the AnalysisRun's modal has no tab for the metric %s: %v", generator.KargoMetricName, got.Metrics)
+	}
+	// the measurement's Value column shows our words: the value is a JSON string, which the UI parses
+	// and shows as its text, naming the Rollout's failed AnalysisRun and its metric
+	var words string
+	if err := json.Unmarshal([]byte(v.Value), &words); err != nil {
+		t.Fatalf("the plugin's value %s is not a JSON string: %v", v.Value, err)
+	}
+	table := got.Tables[generator.KargoMetricName]
+	shown := false
+	for _, row := range table[min(1, len(table)):] {
+		shown = shown || slices.Contains(row, words)
+	}
+	if !shown {
+		t.Errorf("the metric tab's table %q does not show the value's words %q", table, words)
+	}
+	for _, part := range []string{"AnalysisRun " + objs.AnalysisRuns[0]["metadata"].(map[string]any)["name"].(string) + " Failed", "success-rate"} {
+		if !strings.Contains(words, part) {
+			t.Errorf("the value's words %q lack %q", words, part)
+		}
+	}
+	for _, text := range append([]string{got.Row, got.Tooltip, got.Summary}, slices.Collect(maps.Values(got.Metrics))...) {
+		if strings.Contains(text, "[object Object]") {
+			t.Errorf("the page shows %q", text)
+		}
 	}
 }
 
@@ -264,13 +290,17 @@ func setUp(kube kubernetes.Interface, dyn dynamic.Interface, v verdict.Verdict, 
 		return "", fmt.Errorf("AnalysisRun %s/%s: %w", project, runName, err)
 	}
 	at := run.GetCreationTimestamp().UTC().Format(time.RFC3339)
+	metadata := map[string]any{}
+	for k, x := range v.Metadata() {
+		metadata[k] = x
+	}
 	message := fmt.Sprintf("Metric %q assessed Failed due to failed (1) > failureLimit (0): \"Error Message: %s\"", generator.KargoMetricName, v.Message)
 	run.Object["status"] = map[string]any{
 		"phase": "Failed", "message": message, "startedAt": at, "completedAt": at,
 		"runSummary": map[string]any{"count": int64(1), "failed": int64(1)},
 		"metricResults": []any{map[string]any{
 			"name": generator.KargoMetricName, "phase": "Failed", "message": v.Message, "count": int64(1), "failed": int64(1),
-			"measurements": []any{map[string]any{"phase": "Failed", "startedAt": at, "finishedAt": at, "value": v.Value, "message": v.Message}},
+			"measurements": []any{map[string]any{"phase": "Failed", "startedAt": at, "finishedAt": at, "value": v.Value, "message": v.Message, "metadata": metadata}},
 		}},
 	}
 	if _, err := dyn.Resource(analysisRuns).Namespace(project).Update(ctx, run, metav1.UpdateOptions{}); err != nil {

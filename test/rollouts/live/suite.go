@@ -73,6 +73,9 @@ type LiveResult struct {
 	// the model decides on the same Application and run; ModelDiffs the ticks where they differ.
 	KargoFrames []KargoFrame `json:"kargoFrames,omitempty"`
 	ModelDiffs  []string     `json:"modelDiffs,omitempty"`
+	// KargoUI is what Kargo's own UI showed of the Stage's newest verification after both passes
+	// (TestLive's kargo-ui subtest, kargoui.go), for kargoUIScenarios.
+	KargoUI *KargoUIRecord `json:"kargoUI,omitempty"`
 	// KargoProject is the scenario's Kargo Project (its namespace, which outlives the scenario) and
 	// KargoFinal what Kargo's controller last wrote there, for the browser proof (live_kargoui.go);
 	// with Kargo's own controller only, and not in the report.
@@ -289,15 +292,16 @@ type LiveReport struct {
 
 // stable is the report without what varies from run to run with the machine's speed, because Argo CD
 // finishes a sync on its own clock while the controllers wait between ticks: how many ticks the Promotion
-// took on the World's clock, the Stage's and the verification's transient states, the messages, and the
-// rules broken (at which tick a sync ends decides whether a run had ended by then; each run asserts what
-// it requires of them instead: none with ours, some with the built-ins).
+// took on the World's clock, the Stage's and the verification's transient states, the messages, what
+// Kargo's UI showed (dates, durations, Kargo's names of the runs), and the rules broken (at which tick a
+// sync ends decides whether a run had ended by then; each run asserts what it requires of them instead:
+// none with ours, some with the built-ins).
 func (r LiveReport) stable() LiveReport {
 	out := r
 	out.Scenarios, out.BuiltinBroken = nil, 0
 	for _, s := range r.Scenarios {
 		s.PromotionSeconds, s.StageMessage, s.PromotionMessage, s.Violations, s.VerificationMessage = 0, "", "", nil, ""
-		s.KargoFrames, s.ModelDiffs, s.Kargo = nil, nil, ""
+		s.KargoFrames, s.ModelDiffs, s.Kargo, s.KargoUI = nil, nil, "", nil
 		s.Stage = []string{s.finalStage()}
 		s.Verification = []string{s.finalVerification()}
 		if len(s.RollbackVerification) > 0 {
