@@ -110,7 +110,7 @@ check-no-skips: skips-summary
 # style, internal/docblock; docs/architecture.md, "Generated docs"); each owner's test fails on drift in
 # `make test`, and TestDocBlocks on a block without an owner.
 docs:
-	$(GO) test -count=1 -run '^(TestKargoDoc|TestDocValueExample|TestPerformanceDoc|TestReliabilityDoc|TestPerformanceCLIDoc|TestActionsDoc)$$' ./generator/ ./internal/plugin/verdict/ ./internal/bench/benchdoc/ ./internal/bench/reliabilitydoc/ ./cmd/analysis-health/ ./internal/cli/ -update
+	$(GO) test -count=1 -run '^(TestKargoDoc|TestDocValueExample|TestPerformanceDoc|TestReliabilityDoc|TestPerformanceCLIDoc|TestActionsDoc|TestInspectDoc)$$' ./generator/ ./internal/plugin/verdict/ ./internal/bench/benchdoc/ ./internal/bench/reliabilitydoc/ ./cmd/analysis-health/ ./internal/cli/ -update
 	cd test && $(GO) test -count=1 -run '^(TestModulesTable|TestSupportedVersions|TestDocRealControllerProof|TestHumanGateDoc)$$' ./modules/ ./verdict/ -update
 	cd test/upstream && $(GO) test -count=1 -timeout 60m -run '^TestUpstreamDoc$$' . -update
 	cd test/argocd-v2.14 && $(GO) test -count=1 -timeout 60m -run '^(TestArgoCDBuiltinScripts|TestUpstreamCorpus|TestKargo|TestLiveDoc|TestNotificationsDoc)$$' . ./e2e/ ./notifications/ -update
