@@ -43,6 +43,19 @@ type liveReport struct {
 			Model kargoState `json:"model"`
 		} `json:"kargoFrames,omitempty"`
 		ModelDiffs []string `json:"modelDiffs,omitempty"`
+		// KargoUI is what Kargo's UI showed (the recorder's KargoUIRecord); no doc renders it yet
+		KargoUI *struct {
+			Row          []string `json:"row,omitempty"`
+			Duration     string   `json:"duration,omitempty"`
+			RealDuration string   `json:"realDuration,omitempty"`
+			Tooltip      string   `json:"tooltip,omitempty"`
+			Summary      string   `json:"summary,omitempty"`
+			Metrics      []struct {
+				Tab     string     `json:"tab"`
+				Columns []string   `json:"columns,omitempty"`
+				Rows    [][]string `json:"rows,omitempty"`
+			} `json:"metrics,omitempty"`
+		} `json:"kargoUI,omitempty"`
 	} `json:"scenarios"`
 	Declared []struct {
 		Name         string   `json:"name"`
