@@ -244,7 +244,7 @@ machine are upper bounds; the load average at each window's end is in the table.
 	asserts := map[string]string{
 		"FuzzParseConfig":    "no panic; an error names the provider and, for a JSON object, the field",
 		"FuzzMetric":         "any metric JSON through the plugin's Run: no panic, a controller phase, a JSON string value and the metadata's structured verdict of the phase, each of at most 4 KiB, an Error with a message",
-		"FuzzRemoteResponse": "any status, content type and body (repeated up to 40 MiB) of the server a kubeconfig Secret names, through a measurement: no panic, at most 32 MiB read, an Error over it, and a read's Error quotes no 16 bytes of the body",
+		"FuzzRemoteResponse": "any status, content type and body (repeated up to 1023 times and 40 MiB) of the server a kubeconfig Secret names, through a measurement: no panic, at most 32 MiB read, an Error over it, and a read's Error quotes no 16 bytes of the body (run on a machine at load 35: few executions)",
 		"FuzzMutatedObjects": "mutated Rollout and runs (package mutate): no panic, and never Successful where our Rollout health script does not say Healthy",
 	}
 	for _, z := range fz {
