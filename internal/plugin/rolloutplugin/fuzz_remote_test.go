@@ -48,7 +48,9 @@ func FuzzRemoteResponse(f *testing.F) {
 	kubeconfig := kubeconfigFor(srv.URL, srv)
 	local := fakeClient(secret("kargo-shop", "workload", map[string]string{"config": kubeconfig}))
 	p := rolloutplugin.New(rolloutplugin.Options{Local: func() (dynamic.Interface, error) { return local, nil }})
-	cfg := metric(`{"name":"checkout","namespace":"shop","kubeconfigSecret":{"name":"workload","key":"config"},"apiTimeout":"5s"}`)
+	// the server never holds an answer: the longest apiTimeout, so that reading 32 MiB under the race
+	// detector on a loaded machine is not taken for a server that does not answer
+	cfg := metric(`{"name":"checkout","namespace":"shop","kubeconfigSecret":{"name":"workload","key":"config"},"apiTimeout":"60s"}`)
 
 	for _, s := range []struct {
 		status uint16
