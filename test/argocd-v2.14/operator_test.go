@@ -268,3 +268,176 @@ func TestArgoCDCRDValidationRejects(t *testing.T) {
 		}
 	}
 }
+
+// Shapes of a live ArgoCD resource the plain JSON patch cannot apply to (it appends with `add …/-` and
+// tests the marker inside metadata.annotations), and the full one it can: `generate --format
+// operator-json6902 --from` computes the patch against the resource read, creating what is missing.
+var liveArgoCDShapes = []struct{ name, cr, own string }{
+	{"health checks without resourceActions", `apiVersion: argoproj.io/v1beta1
+kind: ArgoCD
+metadata:
+  name: argocd
+  namespace: argocd
+  annotations:
+    team: platform
+spec:
+  resourceHealthChecks:
+  - group: cert-manager.io
+    kind: Certificate
+    check: |
+      return {status = "Healthy"}
+`, "health:cert-manager.io/Certificate"},
+	{"no annotations", `apiVersion: argoproj.io/v1beta1
+kind: ArgoCD
+metadata:
+  name: argocd
+  namespace: argocd
+spec:
+  resourceHealthChecks:
+  - group: cert-manager.io
+    kind: Certificate
+    check: |
+      return {status = "Healthy"}
+  resourceActions:
+  - group: apps
+    kind: Deployment
+    action: |
+      discovery.lua: |
+        return {}
+`, "health:cert-manager.io/Certificate actions:apps/Deployment"},
+	{"no spec", `apiVersion: argoproj.io/v1beta1
+kind: ArgoCD
+metadata:
+  name: argocd
+  namespace: argocd
+`, ""},
+	{"empty spec", minimalArgoCD, ""},
+	{"full", customizedArgoCD, "health:cert-manager.io/Certificate actions:apps/Deployment"},
+}
+
+// The JSON patch computed with --from against each shape applies (through the JSON patch library the API
+// server uses), keeps the resource's own entries and settings, validates against both served versions of
+// the real CRD, gives through Argo CD v2.14's util/settings exactly our health and actions, and is refused
+// by its own guards when applied twice or to the resource after its shape changed. The patch without
+// --from is refused on all but the full shape, and the merge patch, which docs/install.md used to
+// recommend then, drops the resource's own health checks.
+func TestOperatorJSON6902FromLiveResource(t *testing.T) {
+	versions := loadArgoCDCRD(t)
+	full := toJSON(t, customizedArgoCD)
+	for _, shape := range liveArgoCDShapes {
+		cr := toJSON(t, shape.cr)
+		for _, v := range versions {
+			if errs := v.validate(t, cr); len(errs) > 0 {
+				t.Fatalf("the %q test resource itself is invalid as %s: %v", shape.name, v.name, errs.ToAggregate())
+			}
+		}
+		live, err := generator.ReadArgoCD(shape.name, []byte(shape.cr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plain := suite.Generated(t, generator.OperatorJSON6902, generator.Options{})[0].Data; shape.name != "full" {
+			if _, err := applyPatch(t, generator.OperatorJSON6902, plain, cr); err == nil {
+				t.Errorf("%s: the patch without --from applied; the shape was meant to need --from", shape.name)
+			}
+			merged, err := applyPatch(t, generator.Operator, suite.Generated(t, generator.Operator, generator.Options{})[0].Data, cr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if spec, _ := argoCDSpec(t, merged); shape.own != "" && strings.Contains(entryKeys(spec), "cert-manager.io") {
+				t.Errorf("%s: the merge patch kept the resource's own health check; this test's premise is wrong", shape.name)
+			}
+		}
+		for _, set := range suite.OptionSets {
+			t.Run(shape.name+"/"+set.Name, func(t *testing.T) {
+				opts := set.Opts
+				opts.From = live
+				patch := suite.Generated(t, generator.OperatorJSON6902, opts)[0].Data
+				got, err := applyPatch(t, generator.OperatorJSON6902, patch, cr)
+				if err != nil {
+					t.Fatalf("patch refused: %v\n%s", err, patch)
+				}
+				for _, v := range versions {
+					if errs := v.validate(t, got); len(errs) > 0 {
+						t.Errorf("patched resource invalid as %s: %v", v.name, errs.ToAggregate())
+					}
+				}
+				spec, ann := argoCDSpec(t, got)
+				// The resource's own entries first, kept; ours after them.
+				want := ""
+				for _, e := range strings.Fields(shape.own) {
+					if strings.HasPrefix(e, "health:") {
+						want += e + " "
+					}
+				}
+				want += "health:argoproj.io/AnalysisRun health:argoproj.io/Experiment health:argoproj.io/Rollout "
+				for _, e := range strings.Fields(shape.own) {
+					if strings.HasPrefix(e, "actions:") {
+						want += e + " "
+					}
+				}
+				want += "actions:argoproj.io/AnalysisRun actions:argoproj.io/Experiment actions:argoproj.io/Rollout"
+				if entryKeys(spec) != want {
+					t.Errorf("entries after the patch:\n  %s\nwant\n  %s", entryKeys(spec), want)
+				}
+				if ann[generator.OperatorMarker] == "" {
+					t.Errorf("marker annotation %s not set", generator.OperatorMarker)
+				}
+				if strings.Contains(shape.cr, "team: platform") && ann["team"] != "platform" {
+					t.Error("the resource's own annotations were not kept")
+				}
+				data, err := argocdoperator.ConfigMapData(got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := suite.Load(t, release, data)
+				suite.AssertInstalled(t, release, s, set.Opts)
+
+				// Its guards: a second application, and the resource after its shape changed (the full
+				// one stands for lists and annotations created since), are refused whole.
+				if _, err := applyPatch(t, generator.OperatorJSON6902, patch, got); err == nil {
+					t.Error("a second application was not refused")
+				}
+				if shape.name != "full" {
+					if _, err := applyPatch(t, generator.OperatorJSON6902, patch, full); err == nil {
+						t.Error("the patch applied to a resource of another shape (whose lists it would replace)")
+					}
+				}
+			})
+		}
+	}
+}
+
+// --from refuses what the patch could not do right: our entries already there, the marker set, another
+// resource than --argocd-name/--namespace say, and input that is no ArgoCD resource.
+func TestOperatorJSON6902FromRefuses(t *testing.T) {
+	ours, err := generator.ReadArgoCD("ours.yaml", []byte(strings.Replace(customizedArgoCD, "  - group: apps\n", "  - group: argoproj.io\n    kind: Rollout\n    action: x\n  - group: apps\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked, err := generator.ReadArgoCD("marked.yaml", []byte(strings.Replace(customizedArgoCD, "  annotations:\n", "  annotations:\n    "+generator.OperatorMarker+": x\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := generator.ReadArgoCD("other.yaml", []byte(customizedArgoCD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts generator.Options
+		want string
+	}{
+		{"our actions entry", generator.Options{From: ours}, "ours.yaml: spec.resourceActions already has an entry for argoproj.io/Rollout"},
+		{"marker", generator.Options{From: marked}, "marked.yaml: the annotation analysis-health/operator-entries is set"},
+		{"another resource", generator.Options{From: other, ArgoCDName: "openshift-gitops"}, "other.yaml: the ArgoCD resource is argocd/argocd, but the patch is for argocd/openshift-gitops"},
+	} {
+		if _, err := generator.Generate(generator.OperatorJSON6902, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n", "kind: List\nitems: []\n", "spec: [\n"} {
+		if _, err := generator.ReadArgoCD("bad.yaml", []byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "bad.yaml: ") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
