@@ -16,7 +16,6 @@ package redact
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"hash/fnv"
 	"net/url"
 	"slices"
 	"strconv"
@@ -37,7 +36,16 @@ const MinFragment = 16
 // Redactor removes a set of secrets from texts. The zero value and nil redact nothing.
 type Redactor struct {
 	forms     map[string]bool
-	fragments map[uint64]bool // FNV-64a of every MinFragment-byte run of a form
+	fragments []uint64 // FNV-64a of every MinFragment-byte run of a form, sorted: 8 bytes each, as a key's are thousands
+	included  []*Redactor
+}
+
+// Include makes r redact what o redacts, without copying it: o, built once for secrets many texts share
+// (a kubeconfig Secret's, for every measurement that reads through it), must not change afterwards.
+func (r *Redactor) Include(o *Redactor) {
+	if o != nil && o != r {
+		r.included = append(r.included, o)
+	}
 }
 
 // New is a Redactor of secrets: each value, every form it takes, and every run of MinFragment bytes of
@@ -50,11 +58,20 @@ func New(secrets ...string) *Redactor {
 
 // Add adds secrets, as New does; empty and white-space-only values are ignored.
 func (r *Redactor) Add(secrets ...string) {
+	var added []string
+	n := 0
 	for _, s := range secrets {
 		for _, f := range r.add(s) {
-			r.addFragments(f)
+			added = append(added, f)
+			n += max(len(f)-MinFragment+1, 0)
 		}
 	}
+	r.fragments = slices.Grow(r.fragments, n)
+	for _, f := range added {
+		r.addFragments(f)
+	}
+	slices.Sort(r.fragments)
+	r.fragments = slices.Clip(slices.Compact(r.fragments))
 }
 
 // AddWhole adds documents that are redacted whole, in every form, but not by fragments: a kubeconfig,
@@ -84,11 +101,8 @@ func (r *Redactor) addFragments(f string) {
 	if len(f) < MinFragment {
 		return
 	}
-	if r.fragments == nil {
-		r.fragments = map[uint64]bool{}
-	}
 	for i := 0; i+MinFragment <= len(f); i++ {
-		r.fragments[hash(f[i:i+MinFragment])] = true
+		r.fragments = append(r.fragments, hash(f[i:i+MinFragment]))
 	}
 }
 
@@ -143,16 +157,20 @@ func jsonString(s string, html bool) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// hash is FNV-64a (hash/fnv), inline: it runs once per byte of every text redacted.
 func hash(s string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(s))
-	return h.Sum64()
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // String is s with every form of every secret, and every run of MinFragment bytes of one, replaced by
 // Mask; overlapping and adjacent occurrences become one Mask.
 func (r *Redactor) String(s string) string {
-	if r == nil || len(r.forms) == 0 || s == "" {
+	if r == nil || s == "" {
 		return s
 	}
 	var covered []bool
@@ -164,23 +182,7 @@ func (r *Redactor) String(s string) string {
 			covered[i] = true
 		}
 	}
-	for f := range r.forms {
-		for at := 0; ; {
-			i := strings.Index(s[at:], f)
-			if i < 0 {
-				break
-			}
-			mark(at+i, at+i+len(f))
-			at += i + 1
-		}
-	}
-	if len(r.fragments) > 0 {
-		for i := 0; i+MinFragment <= len(s); i++ {
-			if r.fragments[hash(s[i:i+MinFragment])] {
-				mark(i, i+MinFragment)
-			}
-		}
-	}
+	r.mark(s, mark)
 	if covered == nil {
 		return s
 	}
@@ -227,7 +229,7 @@ func charAt(s string, i int) (start, end int) {
 // Key identifies what the Redactor redacts, for a cache of redacted results (two Redactors of the same
 // secrets have the same Key) without holding the secrets themselves.
 func (r *Redactor) Key() string {
-	if r == nil || len(r.forms) == 0 {
+	if r == nil || len(r.forms) == 0 && len(r.included) == 0 {
 		return ""
 	}
 	h := sha256.New()
@@ -240,16 +242,38 @@ func (r *Redactor) Key() string {
 		h.Write([]byte(f))
 		h.Write([]byte{0})
 	}
-	fragments := make([]uint64, 0, len(r.fragments))
-	for f := range r.fragments {
-		fragments = append(fragments, f)
-	}
-	slices.Sort(fragments)
-	for _, f := range fragments {
+	for _, f := range r.fragments {
 		h.Write(strconv.AppendUint(nil, f, 16))
 		h.Write([]byte{0})
 	}
+	for _, o := range r.included {
+		h.Write([]byte(o.Key()))
+	}
 	return string(h.Sum(nil))
+}
+
+// mark marks every occurrence in s of a form of r's secrets, or of an included Redactor's.
+func (r *Redactor) mark(s string, mark func(from, to int)) {
+	for f := range r.forms {
+		for at := 0; ; {
+			i := strings.Index(s[at:], f)
+			if i < 0 {
+				break
+			}
+			mark(at+i, at+i+len(f))
+			at += i + 1
+		}
+	}
+	if len(r.fragments) > 0 {
+		for i := 0; i+MinFragment <= len(s); i++ {
+			if _, ok := slices.BinarySearch(r.fragments, hash(s[i:i+MinFragment])); ok {
+				mark(i, i+MinFragment)
+			}
+		}
+	}
+	for _, o := range r.included {
+		o.mark(s, mark)
+	}
 }
 
 // Redacts says whether String would change s: s holds a secret.

@@ -149,3 +149,17 @@ func stringsOf(v any) []string {
 	}
 	return nil
 }
+
+// TestInclude: a Redactor built once (a kubeconfig's) redacts within every measurement's that includes it.
+func TestInclude(t *testing.T) {
+	shared := redact.New("kubeconfig-token-0123456789")
+	r := redact.New("arg-secret")
+	r.Include(shared)
+	got := r.String(`arg-secret and "kubeconfig-token-0123456789" and its cut kubeconfig-token-01234…`)
+	if got != `***** and "*****" and its cut *****…` {
+		t.Errorf("got %q", got)
+	}
+	if r.Key() == redact.New("arg-secret").Key() {
+		t.Error("the Key ignores the included Redactor")
+	}
+}

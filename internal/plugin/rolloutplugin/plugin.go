@@ -307,13 +307,7 @@ func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin
 		if err != nil {
 			return verdict.Verdict{}, err
 		}
-		for _, s := range kubeconfigSecrets(kubeconfig) {
-			if s == string(kubeconfig) {
-				rd.AddWhole(s) // its lines are also the field names a refusal names
-			} else {
-				rd.Add(s)
-			}
-		}
+		rd.Include(kubeconfigRedactor(kubeconfig))
 		if client, err = p.remoteClient(kubeconfig, cfg.apiTimeout); err != nil {
 			return verdict.Verdict{}, fmt.Errorf("Secret %s/%s key %q: %v", runNamespace, s.Name, s.Key, err)
 		}
