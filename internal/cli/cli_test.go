@@ -27,7 +27,9 @@ func TestHealthCommand(t *testing.T) {
 		emptyStdout bool
 	}{
 		{name: "example table", args: []string{"health", "-f", "../../testdata/examples/canary-analysis.yaml"},
-			wantOut: []string{"Rollout      shop       checkout", "Degraded", "Step analysis run checkout-7bb9d897fd-7-2 Failed", "Background analysis run payments-6f7c8d9b5-12 Running"}},
+			wantOut: []string{"Rollout      shop       checkout", "Degraded", "Step analysis run checkout-7bb9d897fd-7-2 Failed", "Background analysis run payments-6f7c8d9b5-12 Running",
+				// The AnalysisRun says why (issue 59): the last value and the condition it missed.
+				`AnalysisRun  shop       checkout-7bb9d897fd-7-2  Degraded     Metric "success-rate" assessed Failed due to failed (2) > failureLimit (1); last value [0.8972] missed successCondition "result[0] >= 0.95"`}},
 		{name: "list and kind without script", args: []string{"health", "-f", "testdata/list.yaml"},
 			wantOut: []string{"run-1", "Suspended", "Deployment   shop       web    -", "not evaluated: no script here for apps/Deployment; Argo CD uses gitops-engine's built-in Go health check"}},
 		{name: "json from stdin", args: []string{"health", "-f", "-", "-o", "json"}, stdin: `{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun", "metadata": {"name": "s"}, "status": {"phase": "Running"}}`,

@@ -55,8 +55,10 @@ var Reads = map[string]Fields{
 			"metricResults": Each(Fields{"name": Whole, "phase": Whole, "message": Whole, "dryRun": Whole,
 				"count": Whole, "successful": Whole, "failed": Whole, "inconclusive": Whole, "error": Whole,
 				"consecutiveError": Whole, "consecutiveSuccess": Whole,
-				// runValue's last value; the history before it is read by nothing
-				"measurements": Last(Fields{"value": Whole})}),
+				// runValue's last value, and the AnalysisRun script's why of a verdict (its phase, value
+				// and Job); the history before it is read by nothing
+				"measurements": Last(Fields{"value": Whole, "phase": Whole,
+					"metadata": Sub(Fields{"job-name": Whole})})}),
 		}),
 	},
 	"Experiment": {

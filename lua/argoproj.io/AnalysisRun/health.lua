@@ -83,17 +83,18 @@ for _, r in ipairs(results) do
 end
 dryRun = dryRun ~= "" and "; dry-run " .. dryRun .. " (not counted)" or ""
 
--- only: the phase of the counted metrics whose assessment is the message, true for Failed and Error.
-local status, only
+-- only: the phase of the counted metrics the message is about, true for Failed and Error; rebuild: the
+-- assessment has to be rebuilt, as the controller wrote none.
+local status, only, rebuild
 if phase == "Failed" or phase == "Error" or phase == "Inconclusive" then
   status = phase == "Inconclusive" and inconclusiveStatus or "Degraded"
-  only = message == "" and phase
+  only, rebuild = phase, message == ""
 elseif phase == "Successful" then
   status = "Healthy"
   message = message ~= "" and message or spec.terminate == true and "Analysis run terminated; every metric was within its limits"
     or "Analysis run completed successfully"
 elseif decided and (phase == "" or phase == "Pending" or phase == "Running") then
-  status, only = "Degraded", true
+  status, only, rebuild = "Degraded", true, true
 else
   -- No verdict yet.
   status = "Progressing"
@@ -102,48 +103,88 @@ else
   message = message .. progress
 end
 
--- The same text the controller writes into status.message (analysis/analysis.go assessMetricStatus),
--- rebuilt for controllers or runs that left it empty: compiled only for those.
+-- A verdict: why, from the metrics' last measurements and the conditions of the run's spec; and, for
+-- controllers or runs that left status.message empty, the same text the controller writes there
+-- (analysis/analysis.go assessMetricStatus). Compiled only for runs with a verdict.
 if only then
-  local out = loadstring([=[
-local spec, results, s, only = ...
-local specs, out = {}, ""
+  local out, why = loadstring([=[
+local spec, results, s, only, rebuild = ...
+local specs, out, whys, names = {}, "", {}, {}
 for _, m in ipairs(type(spec.metrics) == "table" and spec.metrics or {}) do
   if type(m) == "table" and s(m.name) ~= "" then
     specs[s(m.name)] = m
   end
 end
+-- A text read from the object, or its length when it is too long for a message: the sandbox has no
+-- string.sub to cut it.
+local function clip(v)
+  return #v <= 120 and v or "(" .. #v .. " bytes)"
+end
 for _, r in ipairs(results) do
   local p = type(r) == "table" and r.dryRun ~= true and s(r.phase)
   if p == only or only == true and (p == "Failed" or p == "Error") then
     local m = specs[s(r.name)] or {}
-    -- The counter behind the phase, its limit (IntOrString: what the spec says, else the controller's
-    -- default, utils/defaults) and how the controller names them.
-    local shown, counter, field, limit = "failed", "failed", "failureLimit", "0"
-    if p == "Error" then
-      shown, counter, field, limit = "consecutiveErrors", "consecutiveError", "consecutiveErrorLimit", "4"
-    elseif p == "Inconclusive" then
-      shown, counter, field, limit = "inconclusive", "inconclusive", "inconclusiveLimit", "0"
+    if rebuild then
+      -- The counter behind the phase, its limit (IntOrString: what the spec says, else the controller's
+      -- default, utils/defaults) and how the controller names them.
+      local shown, counter, field, limit = "failed", "failed", "failureLimit", "0"
+      if p == "Error" then
+        shown, counter, field, limit = "consecutiveErrors", "consecutiveError", "consecutiveErrorLimit", "4"
+      elseif p == "Inconclusive" then
+        shown, counter, field, limit = "inconclusive", "inconclusive", "inconclusiveLimit", "0"
+      end
+      limit = s(m[field]) ~= "" and s(m[field]) or limit
+      -- The "due to" clause is claimed only when the counter really exceeds the limit; a verdict that came
+      -- from consecutiveSuccessLimit says so instead.
+      local n, ln = tonumber(r[counter]) or 0, tonumber(limit)
+      out = (out == "" and "" or out .. "; ") .. "Metric \"" .. s(r.name) .. "\" assessed " .. p
+        .. ((ln == nil or ln >= 0 and n > ln) and " due to " .. shown .. " (" .. n .. ") > " .. field .. " (" .. limit .. ")"
+          or s(m.consecutiveSuccessLimit) ~= "" and " due to consecutiveSuccess (" .. (tonumber(r.consecutiveSuccess) or 0)
+            .. ") < consecutiveSuccessLimit (" .. s(m.consecutiveSuccessLimit) .. ")" or "")
+        .. (s(r.message) ~= "" and ": \"Error Message: " .. s(r.message) .. "\"" or "")
     end
-    limit = s(m[field]) ~= "" and s(m[field]) or limit
-    -- The "due to" clause is claimed only when the counter really exceeds the limit; a verdict that came
-    -- from consecutiveSuccessLimit says so instead.
-    local n, ln = tonumber(r[counter]) or 0, tonumber(limit)
-    out = (out == "" and "" or out .. "; ") .. "Metric \"" .. s(r.name) .. "\" assessed " .. p
-      .. ((ln == nil or ln >= 0 and n > ln) and " due to " .. shown .. " (" .. n .. ") > " .. field .. " (" .. limit .. ")"
-        or s(m.consecutiveSuccessLimit) ~= "" and " due to consecutiveSuccess (" .. (tonumber(r.consecutiveSuccess) or 0)
-          .. ") < consecutiveSuccessLimit (" .. s(m.consecutiveSuccessLimit) .. ")" or "")
-      .. (s(r.message) ~= "" and ": \"Error Message: " .. s(r.message) .. "\"" or "")
+    -- Why: the metric's last measurement, when it has the verdict's phase (the one that took the counter
+    -- past its limit: a metric is assessed after each measurement and measures no more once decided),
+    -- and what decided it. The job provider's is the Job it ran (metricproviders/job Metadata["job-name"],
+    -- v1.8.5 and v1.10.2), whose phase is the Job's whatever conditions the spec has. Any other's phase
+    -- follows from the spec's conditions (utils/evaluate EvaluateResult): Failed is the failureCondition
+    -- held or, without one, the successCondition did not; Inconclusive with both is neither held. Its
+    -- value is shown only with the condition it was held to: without one, a provider's value means what
+    -- the provider makes it mean. An Error's why is the provider's error, which the assessment quotes.
+    local ms = type(r.measurements) == "table" and r.measurements or {}
+    local x = type(ms[#ms]) == "table" and s(ms[#ms].phase) == p and ms[#ms] or {}
+    local job, v, sc, fc, w = type(x.metadata) == "table" and s(x.metadata["job-name"]) or "", s(x.value),
+      s(m.successCondition), s(m.failureCondition), false
+    if job ~= "" then
+      w = "last Job \"" .. clip(job) .. "\" " .. (p == "Failed" and "failed" or p == "Error" and "errored" or "inconclusive")
+    elseif v ~= "" and p == "Failed" and (fc ~= "" or sc ~= "") then
+      w = "last value " .. clip(v) .. (fc ~= "" and " met failureCondition \"" .. clip(fc) .. "\""
+        or " missed successCondition \"" .. clip(sc) .. "\"")
+    elseif v ~= "" and p == "Inconclusive" and sc ~= "" and fc ~= "" then
+      w = "last value " .. clip(v) .. " met neither successCondition \"" .. clip(sc) .. "\" nor failureCondition \"" .. clip(fc) .. "\""
+    end
+    -- A rebuilt assessment is followed by its metric's why; the controller's names one metric, so the
+    -- whys follow it, each named when there are several.
+    if w and rebuild then
+      out = out .. "; " .. w
+    elseif w then
+      whys[#whys + 1], names[#whys + 1] = w, s(r.name)
+    end
   end
 end
-return out
-]=])(spec, results, s, only)
+local why = ""
+for i = 1, #whys > 3 and 3 or #whys do
+  why = why .. "; " .. (#whys > 1 and "metric \"" .. names[i] .. "\" " or "") .. whys[i]
+end
+return out, why .. (#whys > 3 and "; " .. (#whys - 3) .. " more metrics " .. only or "")
+]=])(spec, results, s, only, rebuild)
   if only == true then
     message = out .. " (run terminating)"
-  else
+  elseif rebuild then
     message = out ~= "" and out or phase == "Failed" and "Analysis run failed"
       or phase == "Error" and "Analysis run had an error" or "Analysis run was inconclusive"
   end
+  message = message .. why
 end
 -- Every message is non-empty here.
 return { status = status, message = message .. dryRun }
