@@ -4,7 +4,7 @@
 // JSON or a URL, or cut by a clip. A Redactor knows every form, so one call, made before anything quotes,
 // escapes or cuts a text, removes them all.
 //
-// The guarantee (docs/security.md "Redaction"): a text passed through String contains no form of any
+// The guarantee (docs/security.md, "What redaction guarantees"): a text passed through String contains no form of any
 // secret, and no run of MinFragment or more consecutive bytes of one, whatever its length: every such
 // occurrence, and each overlapping run of them, becomes a single Mask. Secrets of any length are redacted,
 // as the Rollouts controller redacts every non-empty Secret argument in a measurement's message
