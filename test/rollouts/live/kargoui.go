@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/analysis-health/analysis-health/internal/plugin/verdict"
 	"github.com/analysis-health/analysis-health/internal/upstream"
 	"github.com/analysis-health/analysis-health/test/rollouts/harness"
 	"github.com/analysis-health/analysis-health/test/rollouts/kargoui"
@@ -363,7 +362,9 @@ func checkOurWords(t *testing.T, argo versioned.Interface, project string, ar *v
 				t.Errorf("AnalysisRun %s/%s metric %s: the UI's tables %v do not show the value's words %q", project, ar.Name, mr.Name, got.Tables, words)
 			}
 			last = words
-			if r := m.Metadata[verdict.MetadataRevision]; r != "" {
+			// the revision our plugin pinned (verdict.MetadataRevision; the package is not imported here:
+			// its dependencies are not the recorders' modules')
+			if r := m.Metadata["revision"]; r != "" {
 				revision = r
 			}
 		}
@@ -375,7 +376,7 @@ func checkOurWords(t *testing.T, argo versioned.Interface, project string, ar *v
 		t.Fatalf("AnalysisRun %s/%s is Successful with no words (%q) or no pinned revision (%q)", project, ar.Name, last, revision)
 	}
 	// the Rollout's own runs of the revision, as its controller created them
-	runs, err := argo.ArgoprojV1alpha1().AnalysisRuns(project).List(context.Background(), metav1.ListOptions{LabelSelector: verdict.LabelPodTemplateHash + "=" + revision})
+	runs, err := argo.ArgoprojV1alpha1().AnalysisRuns(project).List(context.Background(), metav1.ListOptions{LabelSelector: v1alpha1.DefaultRolloutUniqueLabelKey + "=" + revision})
 	if err != nil {
 		t.Fatal(err)
 	}
