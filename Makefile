@@ -6,7 +6,7 @@ GO ?= go
 export GOWORK := off
 
 # The one pin of the newer Go. A module whose go.mod asks for more than the machine's Go 1.26.8 (Argo CD
-# v3.6.1 needs 1.27, Argo Rollouts v1.10.2 1.26.10) gets it: the go command fetches it from the module proxy.
+# v3.6.2 needs 1.27, Argo Rollouts v1.10.2 1.26.10) gets it: the go command fetches it from the module proxy.
 GO_NEWER := go1.27.3
 # toolchain DIR: the GOTOOLCHAIN for the module in DIR, read off its go.mod's go line.
 toolchain = $$(case "$$(sed -n 's/^go //p' $(CURDIR)/$(1)/go.mod)" in (1.26|1.26.[0-8]) echo local;; (*) echo $(GO_NEWER);; esac)
@@ -120,7 +120,7 @@ docs:
 	$(GO) test -count=1 -run '^TestDocBlocks$$' ./internal/docblock/
 
 # Per-evaluation cost of our scripts vs Argo CD's built-ins and the VM floor, per kind and path, by phase,
-# and on worst-case objects, in Argo CD v2.14's VM (test/argocd-v2.14) and v3.6.1's (test/argocd-v3.6);
+# and on worst-case objects, in Argo CD v2.14's VM (test/argocd-v2.14) and v3.6.2's (test/argocd-v3.6);
 # the raw output goes to internal/bench/benchdoc/testdata/, which renders docs/performance.md from it.
 BENCH_COUNT ?= 5
 # Whole evaluations run 2000 times a run, so a garbage collection more or less in a run moves its
@@ -254,7 +254,7 @@ e2e: upstream
 	$(rollouts_corpus)
 	$(e2e_reliability)
 
-# The live suite (test/rollouts/live, docs/why.md "Live"): Argo CD v3.6.1's own application
+# The live suite (test/rollouts/live, docs/why.md "Live"): Argo CD v3.6.2's own application
 # controller and repo-server (the program of test/live-argocd-v3.6) on the same real API server as
 # Rollouts v1.10.2's controllers, syncing the scenarios' revisions from a git repository (the real `git`),
 # argocd-cm rendered by Helm from the vendored argo-helm chart with `generate --format helm`.

@@ -8,7 +8,7 @@ import (
 )
 
 // How Argo CD's TestLuaResourceActionsScript judges an action's output (util/lua/custom_actions_test.go of
-// v2.14.21, v3.2.12 and v3.6.1): it calls gitops-engine's diff.Diff(expected, result) with its
+// v2.14.21, v3.2.12 and v3.6.2, the same in v3.6.1): it calls gitops-engine's diff.Diff(expected, result) with its
 // testNormalizer, and fails only when the result is Modified. Without a last-applied annotation that is a
 // two-way diff (pkg/diff/diff.go TwoWayDiff: a three-way merge patch with the expected object as both the
 // original and the config), so:
@@ -99,7 +99,7 @@ func knownToScheme(apiVersion string) bool {
 
 // NormalizeFor prepares an action's output and its expected object for comparison as the profile's
 // Argo CD release does: Normalize, then the fields that release's testNormalizer overwrites on both sides
-// (v2.14.21 blanks a Job's metadata; v3.6.1 keys its cases on the API group and keeps the other
+// (v2.14.21 blanks a Job's metadata; v3.6 keys its cases on the API group and keeps the other
 // annotations of a CloudNativePG Cluster and a Capsule tenant resource).
 func NormalizeFor(profile Profile, obj map[string]any) map[string]any {
 	return normalizeFor(engine.Profile(profile), obj)

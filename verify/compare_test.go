@@ -51,7 +51,7 @@ func TestActionMatches(t *testing.T) {
 	}
 }
 
-// v2.14.21's testNormalizer blanks a Job's metadata, v3's keeps it; v3.6.1 keys its cases on the group.
+// v2.14.21's testNormalizer blanks a Job's metadata, v3's keeps it; v3.6 keys its cases on the group.
 func TestNormalizeFor(t *testing.T) {
 	job := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "j-123"}}
 	if m := NormalizeFor(V214, job)["metadata"].(map[string]any); m["name"] != "not sure why this works" {

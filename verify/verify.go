@@ -195,7 +195,7 @@ func sub(fsys fs.FS, root string) fs.FS {
 
 // HealthSuite runs one health_test.yaml. Each case runs the script Argo CD's own TestLuaHealthScript would
 // (util/lua GetHealthScript on the case's object): the tree's <group>/<Kind>/health.lua for the object's
-// kind, else (v3) the first wildcard folder matching it, else the health.lua beside the suite. Argo CD v3.6.1's
+// kind, else (v3) the first wildcard folder matching it, else the health.lua beside the suite. Argo CD v3.6's
 // _.crossplane.io/_ suite holds a pkg.crossplane.io Provider, judged by pkg.crossplane.io/Provider/health.lua.
 func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 	dir := path.Dir(suitePath)
@@ -209,7 +209,7 @@ func (r Runner) HealthSuite(fsys fs.FS, suitePath string) ([]Result, error) {
 	}
 	script, err := fs.ReadFile(fsys, path.Join(dir, "health.lua"))
 	if err != nil {
-		// Argo CD's own trees have such a suite (sql.cnrm.cloud.google.com/SQLUser, v2.14.21 to v3.6.1): its
+		// Argo CD's own trees have such a suite (sql.cnrm.cloud.google.com/SQLUser, v2.14.21 to v3.6.2): its
 		// TestLuaHealthScript walks the scripts, not the suites, so the suite never runs there either. Its
 		// cases are reported as not run, not as failures.
 		out := make([]Result, 0, len(suite.Tests))

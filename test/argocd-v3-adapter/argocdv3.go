@@ -44,7 +44,7 @@ func (r Release[H]) Builtins() fs.FS                                { return res
 func (r Release[H]) GoHealthCheck(gvk schema.GroupVersionKind) bool { return r.HealthCheckFunc(gvk) }
 
 // builtinActions are the line's own actions per kind with actions of ours (resource_customizations/
-// argoproj.io/<Kind>/actions), the same in v3.2.12 and v3.6.1.
+// argoproj.io/<Kind>/actions), the same in v3.2.12, v3.6.1 and v3.6.2.
 var builtinActions = map[string][]string{
 	"argoproj.io/Rollout":     {"abort", "pause", "promote-full", "restart", "resume", "retry", "skip-current-step"},
 	"argoproj.io/AnalysisRun": {"terminate"},

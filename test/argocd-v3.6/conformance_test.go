@@ -11,11 +11,11 @@ import (
 	"github.com/analysis-health/analysis-health/test/suite"
 )
 
-// release is Argo CD v3.6.1 for test/suite: the v3 line's calls (test/argocd-v3-adapter) with the
+// release is Argo CD v3.6.2 for test/suite: the v3 line's calls (test/argocd-v3-adapter) with the
 // gitops-engine that moved into Argo CD's repository, and what v3.6 changed: `return nil` is "no
 // health" and scripts see objects being deleted (NoHealth).
 var release = argocdv3.Release[health.HealthStatus]{
-	Release: "v3.6.1", Line: string(engine.V36),
+	Release: "v3.6.2", Line: string(engine.V36),
 	ResourceHealth: func(obj *unstructured.Unstructured, ov argolua.ResourceHealthOverrides) (*health.HealthStatus, error) {
 		return health.GetResourceHealth(obj, ov)
 	},
@@ -25,7 +25,7 @@ var release = argocdv3.Release[health.HealthStatus]{
 	},
 }
 
-// isWorse is gitops-engine v3.6.1's health.IsWorse, the Application health's aggregation.
+// isWorse is gitops-engine v3.6.2's health.IsWorse, the Application health's aggregation.
 func isWorse(current, next string) bool {
 	return health.IsWorse(health.HealthStatusCode(current), health.HealthStatusCode(next))
 }

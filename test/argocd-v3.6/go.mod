@@ -1,7 +1,7 @@
-// Argo CD v3.6.1's proof (Go 1.27): the conformance suite with v3.6's nil and deletion semantics, the
+// Argo CD v3.6.2's proof (Go 1.27): the conformance suite with v3.6's nil and deletion semantics, the
 // cost benchmarks in its VM, and generate --format notifications in its notifications controller (the
 // notifications-engine it pins) over the live suite's recorded Applications (notifications/). The replace
-// block is argo-cd v3.6.1's own.
+// block is argo-cd v3.6.2's own.
 module github.com/analysis-health/analysis-health/test/argocd-v3.6
 
 go 1.27.0
@@ -63,6 +63,7 @@ require (
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/dlclark/regexp2 v1.12.0 // indirect
+	github.com/dlclark/regexp2/v2 v2.13.0 // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/emirpasic/gods v1.18.1 // indirect
 	github.com/evanphx/json-patch v5.9.11+incompatible // indirect
@@ -227,7 +228,7 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// Argo CD v3.6.1's own replace block (its go.mod), minus its ./gitops-engine line: without it the
+// Argo CD v3.6.2's own replace block (its go.mod), minus its ./gitops-engine line: without it the
 // k8s.io/* staging modules resolve to v0.0.0 and go mod tidy fails.
 replace (
 	github.com/golang/protobuf => github.com/golang/protobuf v1.5.4
@@ -277,8 +278,8 @@ require (
 	github.com/analysis-health/analysis-health/test v0.0.0
 	github.com/analysis-health/analysis-health/test/argocd-v3-adapter v0.0.0
 	github.com/analysis-health/analysis-health/test/formats v0.0.0
-	github.com/argoproj/argo-cd/gitops-engine/v3 v3.6.1
-	github.com/argoproj/argo-cd/v3 v3.6.1
+	github.com/argoproj/argo-cd/gitops-engine/v3 v3.6.2
+	github.com/argoproj/argo-cd/v3 v3.6.2
 	github.com/argoproj/notifications-engine v0.5.1-0.20260503100631-0cff13b8a717
 	github.com/yuin/gopher-lua v1.1.2
 	k8s.io/apimachinery v0.37.0

@@ -3,7 +3,7 @@
 // Kargo driver shares). Re-implemented from Kargo v1.11.2 (github.com/akuity/kargo; summarised with file and
 // function names in the project's shared/reference/kargo.md §1–§2): Kargo is not a Go module we can import, and
 // its module could not share a build with Argo CD v2.14 anyway. Application health comes in as Argo CD's
-// status string, so e2e (Argo CD v2.14) and test/argocd-v3.6 (v3.6.1) feed it from their own Argo CD.
+// status string, so e2e (Argo CD v2.14) and test/argocd-v3.6 (v3.6.2) feed it from their own Argo CD.
 package kargo
 
 import (

@@ -21,7 +21,7 @@ import (
 )
 
 // action runs a resource action the way argocd-server's RunResourceActionV2 does (server/application/
-// application.go, v3.6.1), for the users' actions of the live scenarios (resume, retry): the resource
+// application.go, v3.6.2), for the users' actions of the live scenarios (resume, retry): the resource
 // overrides from the installed argocd-cm (util/settings GetResourceOverrides), the action's Lua from them
 // or Argo CD's built-ins (util/lua VM.GetResourceAction), run by ExecuteResourceAction, and each impacted
 // resource patched as patchResource patches it: a JSON merge patch from the live object to the new one,

@@ -1,12 +1,12 @@
-// Argo CD v3.6.1's application controller and repo-server as one program, for the live suite (Go 1.27).
-// The replace block is argo-cd v3.6.1's own.
+// Argo CD v3.6.2's application controller and repo-server as one program, for the live suite (Go 1.27).
+// The replace block is argo-cd v3.6.2's own.
 module github.com/analysis-health/analysis-health/test/live-argocd-v3.6
 
 go 1.27.0
 
 require (
-	github.com/argoproj/argo-cd/gitops-engine/v3 v3.6.1
-	github.com/argoproj/argo-cd/v3 v3.6.1
+	github.com/argoproj/argo-cd/gitops-engine/v3 v3.6.2
+	github.com/argoproj/argo-cd/v3 v3.6.2
 	github.com/evanphx/json-patch v5.9.11+incompatible
 	github.com/sirupsen/logrus v1.10.2
 	helm.sh/helm/v3 v3.22.0
@@ -51,6 +51,7 @@ require (
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/dlclark/regexp2 v1.12.0 // indirect
+	github.com/dlclark/regexp2/v2 v2.13.0 // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/emirpasic/gods v1.18.1 // indirect
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
@@ -206,7 +207,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
-// Argo CD v3.6.1's own replace block (its go.mod), minus its ./gitops-engine line: without it the
+// Argo CD v3.6.2's own replace block (its go.mod), minus its ./gitops-engine line: without it the
 // k8s.io/* staging modules resolve to v0.0.0 and go mod tidy fails.
 replace (
 	github.com/golang/protobuf => github.com/golang/protobuf v1.5.4

@@ -1,6 +1,6 @@
-// Command argocd-live runs Argo CD v3.6.1's own application controller and repo-server against an API
+// Command argocd-live runs Argo CD v3.6.2's own application controller and repo-server against an API
 // server reached by kubeconfig, for the live end-to-end suite (test/rollouts-v1.10 live_test.go). It is a
-// module of its own because Argo CD v3.6.1 pins k8s.io/* v0.37.0 and Argo Rollouts v1.10.2, whose
+// module of its own because Argo CD v3.6.2 pins k8s.io/* v0.37.0 and Argo Rollouts v1.10.2, whose
 // controllers the suite runs in its own process, pins v0.34.5.
 //
 //	argocd-live install -kubeconfig K -namespace argocd [-values generated.yaml]... -chart DIR
@@ -14,7 +14,7 @@
 // defaults, so Argo CD's built-in health checks), with Helm's own library, the steps of `helm template`.
 //
 // run wires the two components as cmd/argocd-repo-server and cmd/argocd-application-controller do
-// (github.com/argoproj/argo-cd/v3@v3.6.1/cmd/*/commands), the controller's --persist-resource-health read
+// (github.com/argoproj/argo-cd/v3@v3.6.2/cmd/*/commands), the controller's --persist-resource-health read
 // from argocd-cmd-params-cm's controller.resource.health.persist as the chart's StatefulSet passes it (an
 // env var from a configMapKeyRef, optional), with these differences, all for a test on a
 // shared machine: the caches are in memory (util/cache NewInMemoryCache) instead of Redis, the repo-server
@@ -117,7 +117,7 @@ func config(kubeconfig string) (*rest.Config, error) {
 func moduleDir() (string, error) {
 	pc := reflect.ValueOf(controller.NewApplicationController).Pointer()
 	file, _ := runtime.FuncForPC(pc).FileLine(pc)
-	// .../argo-cd/v3@v3.6.1/controller/appcontroller.go
+	// .../argo-cd/v3@v3.6.2/controller/appcontroller.go
 	dir := filepath.Dir(filepath.Dir(file))
 	if _, err := os.Stat(filepath.Join(dir, "manifests", "crds")); err != nil {
 		return "", fmt.Errorf("Argo CD's manifests/crds not found next to %s (built with -trimpath?)", file)

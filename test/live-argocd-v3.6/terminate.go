@@ -15,7 +15,7 @@ import (
 )
 
 // terminateOp is `argocd app terminate-op` as argocd-server's TerminateOperation carries it out
-// (server/application/application.go, v3.6.1): with an operation in progress, the Application's
+// (server/application/application.go, v3.6.2): with an operation in progress, the Application's
 // status.operationState.phase set to Terminating by an update, retried on conflicts up to ten times; the
 // application controller then stops the sync. The server's RBAC check and audit event are left out.
 //

@@ -3,7 +3,7 @@
 // RunLive), the ground truth of each scenario read off the committed timelines (which AnalysisRuns of the
 // release failed, and their metrics), the checks every Argo CD release's notifications engine must pass on
 // them, and the table docs/notifications.md shows. The engines themselves run in the modules that pin
-// them: test/argocd-v3.6/notifications (Argo CD v3.6.1) and test/argocd-v2.14/notifications (v2.14.21).
+// them: test/argocd-v3.6/notifications (Argo CD v3.6.2) and test/argocd-v2.14/notifications (v2.14.21).
 // It imports no Argo CD code, so that both can share it.
 package notifications
 
@@ -53,11 +53,14 @@ func File(testdata, rolloutsVersion string) string {
 	return filepath.Join(testdata, "live", rolloutsVersion+"-applications.yaml")
 }
 
-// Header is the recording's provenance, the first lines of the file.
-const Header = "# Recorded by test/rollouts/live RunLive from Argo CD v3.6.1's application controller beside the Rollouts\n" +
-	"# controllers (re-record: make e2e-live UPDATE=1; the live suite compares a run with it): each distinct state\n" +
-	"# of every live scenario's Application with our scripts, trimmed to what notification triggers, their\n" +
-	"# templates and the notifications controller read (notifications.Trim). Do not edit.\n"
+// Header is the recording's provenance, the first lines of the file, naming the Argo CD release it was
+// recorded from (the Recording's ArgoCD).
+func Header(argocd string) string {
+	return "# Recorded by test/rollouts/live RunLive from Argo CD " + argocd + "'s application controller beside the Rollouts\n" +
+		"# controllers (re-record: make e2e-live UPDATE=1; the live suite compares a run with it): each distinct state\n" +
+		"# of every live scenario's Application with our scripts, trimmed to what notification triggers, their\n" +
+		"# templates and the notifications controller read (notifications.Trim). Do not edit.\n"
+}
 
 // Load reads a recording strictly.
 func Load(path string) (*Recording, error) {
@@ -81,7 +84,7 @@ func (r *Recording) Marshal() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte(Header), raw...), nil
+	return append([]byte(Header(r.ArgoCD)), raw...), nil
 }
 
 // Scenario is the named scenario, or nil.

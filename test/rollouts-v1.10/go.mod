@@ -1,5 +1,5 @@
 // Argo Rollouts v1.10.2's proof (Go >= 1.26.10): the recorder's scenarios and the plugin on its
-// controllers, the live suite beside Argo CD v3.6.1 (-tags e2e_live), and its upstream corpus (corpus/).
+// controllers, the live suite beside Argo CD v3.6.2 (-tags e2e_live), and its upstream corpus (corpus/).
 // The replace block is argo-rollouts v1.10.2's own.
 module github.com/analysis-health/analysis-health/test/rollouts-v1.10
 

@@ -9,6 +9,6 @@ import (
 	"github.com/analysis-health/analysis-health/test/rollouts/scenarios"
 )
 
-// TestLive: the scenarios delivered from git by Argo CD v3.6.1's own application controller and
+// TestLive: the scenarios delivered from git by Argo CD v3.6.2's own application controller and
 // repo-server (../../live/argocd) beside v1.10.2's controllers, against the replay (`make e2e-live`).
 func TestLive(t *testing.T) { live.RunLive(t, env.Get(t), scenarios.Catalogue(), *update) }

@@ -1,6 +1,6 @@
 // Package timeline reads the controller timelines the e2e recorders commit (test/testdata/timelines) and
 // derives each frame's analysis verdict from the AnalysisRuns and Experiments themselves: the ground truth
-// that e2e (Argo CD v2.14) and test/argocd-v3.6 (Argo CD v3.6.1) hold Argo CD's and Kargo's view against.
+// that e2e (Argo CD v2.14) and test/argocd-v3.6 (Argo CD v3.6.2) hold Argo CD's and Kargo's view against.
 // It imports neither Argo CD nor gitops-engine nor Argo Rollouts, so every module can share it whatever
 // Argo CD version it builds.
 package timeline

@@ -299,7 +299,7 @@ var (
 	requireLine  = `(?m)^\s*(?:require\s+)?%s\s+(v\S+)`
 )
 
-// fillLocalReplaces puts back the nested modules a module zip leaves out: v3.6.1's go.mod replaces
+// fillLocalReplaces puts back the nested modules a module zip leaves out: v3.6.2's go.mod replaces
 // github.com/argoproj/argo-cd/gitops-engine/v3 with ./gitops-engine, a module of its own in the same
 // repository, so the module cache copy has no such folder. The module at the version go.mod requires is
 // the one released from that folder (tagged gitops-engine/vX.Y.Z with the release).

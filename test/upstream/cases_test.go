@@ -35,7 +35,7 @@ var openLibs = engine.Engine{Profile: engine.V36, OpenLibs: true}
 // selectRecordedCases walks every committed timeline (Rollouts v1.8.5, then v1.10.2; each frame's
 // Rollout, AnalysisRuns and Experiments) and keeps, per kind, the first object for each pair of built-in
 // status and our status where the two scripts answer differently: every way the pull request changes a
-// recorded state, once. The built-in is v3.6.1's (its health scripts for these kinds are v2.14.21's too).
+// recorded state, once. The built-in is v3.6.2's (its health scripts for these kinds are v2.14.21's too).
 func selectRecordedCases(t *testing.T) []recordedCase {
 	t.Helper()
 	builtin, ours := map[string]string{}, map[string]string{}

@@ -1,4 +1,4 @@
-// The upstream format in Argo CD's own trees: v3.6.1's, v3.2.12's and v2.14.21's module source copied
+// The upstream format in Argo CD's own trees: v3.6.2's, v3.2.12's and v2.14.21's module source copied
 // out of the module cache, our scripts overlaid, and their own util/lua tests run there (docs/upstream.md).
 module github.com/analysis-health/analysis-health/test/upstream
 

@@ -1,7 +1,8 @@
 // Package benchdoc renders docs/performance.md from the output of the cost benchmarks (`make bench`):
 // BenchmarkCost, BenchmarkPhases and BenchmarkWorstCase in conformance/ (Argo CD v2.14's VM) and
-// test/argocd-v3.6 (Argo CD v3.6.1's). The raw `go test -bench` output is committed next to this package
-// (testdata/), and a test fails when the committed document is not what that output renders to.
+// test/argocd-v3.6 (Argo CD v3.6's; VMs names the release each committed file was measured on). The raw
+// `go test -bench` output is committed next to this package (testdata/), and a test fails when the
+// committed document is not what that output renders to.
 package benchdoc
 
 import (

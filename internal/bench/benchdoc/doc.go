@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 )
 
-// VMs are the Argo CD generations measured, with their output file under testdata/ and their goal.
+// VMs are the Argo CD generations measured, with their output file under testdata/ and their goal. Name is
+// the release the committed file was measured on (test/argocd-v3.6 pins v3.6.2 since; v3.6.txt is
+// v3.6.1's): change it with the file when `make bench` re-measures.
 var VMs = []struct {
 	Name, File, How string
 	Goal            Goal

@@ -100,7 +100,7 @@ func last(s []string) string {
 	return s[len(s)-1]
 }
 
-// TestLiveDoc holds the live run (Argo CD v3.6.1's own controller and repo-server, the Kargo driver) to
+// TestLiveDoc holds the live run (Argo CD v3.6's own controller and repo-server, the Kargo driver) to
 // the replay of the same scenarios' committed timelines: the Promotion with the barrier as gitops-engine's
 // sync decides it over the frames, and the Freight verified as Kargo's rules decide it over our Argo CD
 // health (verified only after a Succeeded Promotion). It renders docs/why.md "Live" from the report.

@@ -1,4 +1,4 @@
-// Package notifications_test is the proof of generate --format notifications in Argo CD v3.6.1's own
+// Package notifications_test is the proof of generate --format notifications in Argo CD v3.6.2's own
 // notifications controller (and the notifications-engine version it pins), against the Applications the
 // live suite recorded: the notifications suite (test/notifications/replay) on this release.
 package notifications_test
@@ -22,7 +22,7 @@ import (
 	"github.com/analysis-health/analysis-health/test/notifications/replay"
 )
 
-// Our trigger, in Argo CD v3.6.1's notifications controller, on every recorded frame: once per release
+// Our trigger, in Argo CD v3.6.2's notifications controller, on every recorded frame: once per release
 // with a failed run (with --inconclusive degraded, also an inconclusive one), naming the Rollout, the run
 // and its metric; never otherwise. The catalog's on-health-degraded never names a run.
 func TestNotifications(t *testing.T) { replay.Notifications(t, release) }
@@ -30,10 +30,10 @@ func TestNotifications(t *testing.T) { replay.Notifications(t, release) }
 // A failed analysis's revision that is retried and fails again notifies once, as oncePer promises.
 func TestOncePerRevision(t *testing.T) { replay.OncePerRevision(t, release) }
 
-// TestNotificationsDoc renders docs/notifications.md's table for Argo CD v3.6.1 from the default replays.
+// TestNotificationsDoc renders docs/notifications.md's table for Argo CD v3.6.2 from the default replays.
 func TestNotificationsDoc(t *testing.T) { replay.Doc(t, release) }
 
-// release is Argo CD v3.6.1's notifications controller.
+// release is Argo CD v3.6.2's notifications controller.
 var release = replay.Release{
 	Module:      "github.com/argoproj/argo-cd/v3",
 	Owner:       "test/argocd-v3.6/notifications TestNotificationsDoc",

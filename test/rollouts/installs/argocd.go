@@ -4,6 +4,7 @@ package installs
 
 import (
 	"bufio"
+	"debug/buildinfo"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +17,7 @@ import (
 	"github.com/analysis-health/analysis-health/test/rollouts/cluster"
 )
 
-// The live suite: Argo CD v3.6.1's own application controller and repo-server (the program of
+// The live suite: Argo CD v3.6's own application controller and repo-server (the program of
 // test/live-argocd-v3.6, a subprocess: its module pins k8s.io/* v0.37.0, this one Rollouts' v0.34.5) on the
 // same API server as the Rollouts controllers, delivering the scenarios' revisions from a git
 // repository instead of the recorder's own writes (Delivery).
@@ -33,6 +34,26 @@ type ArgoCD struct {
 	// PersistResourceHealth is the application controller's --persist-resource-health as the running
 	// program read it from the installed argocd-cmd-params-cm.
 	PersistResourceHealth bool
+	// Version is the Argo CD release the program was built from (github.com/argoproj/argo-cd/v3 in its
+	// build information, so test/live-argocd-v3.6's go.mod pin as compiled into Bin), for the reports.
+	Version string
+}
+
+// argoCDModule is the module whose version the program's build information names.
+const argoCDModule = "github.com/argoproj/argo-cd/v3"
+
+// builtVersion reads the Argo CD version compiled into the program at bin.
+func builtVersion(bin string) (string, error) {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", bin, err)
+	}
+	for _, d := range info.Deps {
+		if d.Path == argoCDModule {
+			return d.Version, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no %s in its build information", bin, argoCDModule)
 }
 
 // NewArgoCD finds the program: $E2E_ARGOCD if set (`make e2e-live` builds it once), else it is built from
@@ -51,6 +72,9 @@ func NewArgoCD(c *cluster.Cluster) (*ArgoCD, error) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("build %s: %v\n%s", cmd.Dir, err, out)
 		}
+	}
+	if a.Version, err = builtVersion(a.Bin); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

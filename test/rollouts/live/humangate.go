@@ -155,7 +155,7 @@ func RunLiveHumanGate(t *testing.T, env *harness.Env, update bool) {
 	if kargo != nil {
 		defer kargo.Close()
 	}
-	report := HumanGateReport{ArgoCD: "v3.6.1", Rollouts: harness.RolloutsVersion()}
+	report := HumanGateReport{ArgoCD: a.Version, Rollouts: harness.RolloutsVersion()}
 	for i, install := range []string{InstallOurs, InstallHumanGate, InstallBuiltin} {
 		values, cm, err := installFiles(a.Dir, bins, install)
 		if err != nil {
@@ -201,7 +201,7 @@ func RunLiveHumanGate(t *testing.T, env *harness.Env, update bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw = append([]byte("# Written by test/rollouts/live RunLiveHumanGate (make e2e-live UPDATE=1) from Argo CD v3.6.1 and the Rollouts controllers; do not edit.\n"), raw...)
+	raw = append([]byte("# Written by test/rollouts/live RunLiveHumanGate (make e2e-live UPDATE=1) from Argo CD "+report.ArgoCD+" and the Rollouts controllers; do not edit.\n"), raw...)
 	if update {
 		if err := os.WriteFile(path, raw, 0o644); err != nil {
 			t.Fatal(err)

@@ -339,8 +339,8 @@ func RunLive(t *testing.T, env *harness.Env, cat harness.Catalogue, update bool)
 	if !a.PersistResourceHealth {
 		t.Fatal("the application controller runs without --persist-resource-health: did the chart render generate --format notifications' argocd-cmd-params-cm?")
 	}
-	report := LiveReport{ArgoCD: "v3.6.1", Rollouts: harness.RolloutsVersion(), Declared: declared(cat)}
-	apps := &notifications.Recording{ArgoCD: "v3.6.1", Rollouts: harness.RolloutsVersion(), PersistResourceHealth: a.PersistResourceHealth}
+	report := LiveReport{ArgoCD: a.Version, Rollouts: harness.RolloutsVersion(), Declared: declared(cat)}
+	apps := &notifications.Recording{ArgoCD: a.Version, Rollouts: harness.RolloutsVersion(), PersistResourceHealth: a.PersistResourceHealth}
 	ours := map[string][]string{}
 	scenarios := report.Declared
 	// E2E_LIVE_SCENARIOS (comma-separated names) runs only those, for a contributor's look at one
@@ -421,7 +421,7 @@ func RunLive(t *testing.T, env *harness.Env, cat harness.Catalogue, update bool)
 		t.Fatal(err)
 	}
 	if a.PersistResourceHealth {
-		t.Error("with the chart's defaults, Argo CD v3.6.1's controller persists resource health: it should not (its default is false)")
+		t.Errorf("with the chart's defaults, Argo CD %s's controller persists resource health: it should not (its default is false)", a.Version)
 	}
 	differ := 0
 	for _, want := range scenarios {
@@ -503,7 +503,7 @@ func writeOrCompare(t *testing.T, path string, report LiveReport, update bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw = append([]byte("# Written by test/rollouts/live RunLive (make e2e-live UPDATE=1) from Argo CD v3.6.1 and the Rollouts controllers; do not edit.\n"), raw...)
+	raw = append([]byte("# Written by test/rollouts/live RunLive (make e2e-live UPDATE=1) from Argo CD "+report.ArgoCD+" and the Rollouts controllers; do not edit.\n"), raw...)
 	if update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)

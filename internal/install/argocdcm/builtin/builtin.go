@@ -1,7 +1,7 @@
 // Package builtin knows which scripts each Argo CD release ships in resource_customizations, so that
 // script resolution can say "built-in" without Argo CD in the binary. The lists are generated from the
 // releases' own embedded trees and checked against them by the conformance tests (v2.14.txt in
-// conformance/, v3.2.txt in test/argocd-v3.2, v3.6.txt from the v3.6.1 module).
+// conformance/, v3.2.txt in test/argocd-v3.2, v3.6.txt in test/argocd-v3.6).
 package builtin
 
 import (
