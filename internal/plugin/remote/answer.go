@@ -50,8 +50,13 @@ func StatusLine(err error) string {
 // dynamic client would panic on it (k8s.io/client-go/dynamic/simple.go Get casts the decoded answer).
 var ErrNotAnObject = errors.New("its answer to a get is not one object")
 
-// objectsOnly makes a get answered with a list an error instead of client-go's panic; the plugin only
-// gets, lists and watches.
+// objectsOnly is the client's dynamic.Interface with two corrections of client-go's, for the gets and
+// lists the plugin makes (it watches too, unchanged):
+//   - a get answered with a list is an error, not client-go's panic;
+//   - an error once the request's context is done is that context's error too (errors.Is), whatever the
+//     body read made of it: a body cut at the deadline can reach client-go as a clean end of a truncated
+//     answer (net/http, under load), which would say the server's answer was not JSON when the server
+//     was merely too slow.
 type objectsOnly struct{ dynamic.Interface }
 
 func (c objectsOnly) Resource(r schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
@@ -70,10 +75,20 @@ func (n namespaceable) Get(ctx context.Context, name string, o metav1.GetOptions
 	return get(n.NamespaceableResourceInterface, ctx, name, o, sub)
 }
 
+func (n namespaceable) List(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	l, err := n.NamespaceableResourceInterface.List(ctx, o)
+	return l, inTime(ctx, err)
+}
+
 type resource struct{ dynamic.ResourceInterface }
 
 func (r resource) Get(ctx context.Context, name string, o metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
 	return get(r.ResourceInterface, ctx, name, o, sub)
+}
+
+func (r resource) List(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	l, err := r.ResourceInterface.List(ctx, o)
+	return l, inTime(ctx, err)
 }
 
 func get(r dynamic.ResourceInterface, ctx context.Context, name string, o metav1.GetOptions, sub []string) (obj *unstructured.Unstructured, err error) {
@@ -81,6 +96,15 @@ func get(r dynamic.ResourceInterface, ctx context.Context, name string, o metav1
 		if recover() != nil {
 			obj, err = nil, ErrNotAnObject
 		}
+		err = inTime(ctx, err)
 	}()
 	return r.Get(ctx, name, o, sub...)
+}
+
+// inTime is err, and also the context's error if the context is done.
+func inTime(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ctx.Err(), err)
 }

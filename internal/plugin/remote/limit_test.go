@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -108,3 +109,26 @@ type closer struct{ f func() }
 
 func (closer) Read([]byte) (int, error) { return 0, io.EOF }
 func (c closer) Close() error           { c.f(); return nil }
+
+// TestInTime: an error once the request's context is done is the context's error too, so that a server
+// too slow for the deadline is not described by what the cut answer looked like.
+func TestInTime(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	cut := errors.New("unexpected end of JSON input")
+	for _, tc := range []struct {
+		ctx      context.Context
+		err      error
+		canceled bool
+	}{
+		{context.Background(), cut, false},
+		{done, cut, true},
+		{done, nil, false},
+		{done, context.Canceled, true},
+	} {
+		got := inTime(tc.ctx, tc.err)
+		if errors.Is(got, context.Canceled) != tc.canceled || !errors.Is(got, tc.err) {
+			t.Errorf("inTime(%v, %v) = %v", tc.ctx.Err(), tc.err, got)
+		}
+	}
+}
