@@ -11,6 +11,7 @@ import (
 
 func TestFixturesMatchArgoCD(t *testing.T)           { suite.FixturesMatch(t, release) }
 func TestSandboxMatchesArgoCD(t *testing.T)          { suite.Sandbox(t, release) }
+func TestWhyMessagesInArgoCD(t *testing.T)           { suite.WhyMessages(t, release) }
 func TestArgoCDBuiltinSuites(t *testing.T)           { suite.BuiltinSuites(t, release) }
 func TestActionsThroughArgoCD(t *testing.T)          { suite.ActionsThrough(t, release) }
 func TestActionProbesMatchArgoCD(t *testing.T)       { suite.ActionProbes(t, release) }

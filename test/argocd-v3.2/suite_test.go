@@ -10,6 +10,7 @@ import (
 
 func TestFixturesMatchArgoCDv3(t *testing.T)           { suite.FixturesMatch(t, release) }
 func TestSandboxMatchesArgoCDv3(t *testing.T)          { suite.Sandbox(t, release) }
+func TestWhyMessagesInArgoCDv3(t *testing.T)           { suite.WhyMessages(t, release) }
 func TestArgoCDv3BuiltinSuites(t *testing.T)           { suite.BuiltinSuites(t, release) }
 func TestActionsThroughArgoCDv3(t *testing.T)          { suite.ActionsThrough(t, release) }
 func TestActionProbesMatchArgoCDv3(t *testing.T)       { suite.ActionProbes(t, release) }

@@ -11,6 +11,7 @@ import (
 
 func TestFixturesMatchArgoCDv36(t *testing.T)           { suite.FixturesMatch(t, release) }
 func TestSandboxMatchesArgoCDv36(t *testing.T)          { suite.Sandbox(t, release) }
+func TestWhyMessagesInArgoCDv36(t *testing.T)           { suite.WhyMessages(t, release) }
 func TestArgoCDv36BuiltinSuites(t *testing.T)           { suite.BuiltinSuites(t, release) }
 func TestActionsThroughArgoCDv36(t *testing.T)          { suite.ActionsThrough(t, release) }
 func TestActionProbesMatchArgoCDv36(t *testing.T)       { suite.ActionProbes(t, release) }

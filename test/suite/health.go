@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/analysis-health/analysis-health/generator"
 	"github.com/analysis-health/analysis-health/internal/script/engine"
 	"github.com/analysis-health/analysis-health/lua"
 	"github.com/analysis-health/analysis-health/test/probe"
@@ -196,6 +197,54 @@ func GoHealthChecks(t *testing.T, r Release) {
 	} {
 		if got, want := engine.GoHealthCheck(gk[0], gk[1]), r.GoHealthCheck(schema.GroupVersionKind{Group: gk[0], Version: "v1", Kind: gk[1]}); got != want {
 			t.Errorf("%s/%s: engine.GoHealthCheck %v, gitops-engine %v", gk[0], gk[1], got, want)
+		}
+	}
+}
+
+// WhyMessages: the AnalysisRun's health says why its verdict was reached (issue 59) in the release's own
+// VM, through the argocd-cm the generator writes (the scripts as written, and the form `generate
+// --argocd-version` emits for the release) and the controller's path: after the controller's count, the
+// last value and the condition it missed, both as the run's spec and measurements have them, or a Job
+// metric's Job; a provider's error as the controller quotes it.
+func WhyMessages(t *testing.T, r Release) {
+	cases := []struct {
+		fixture, status string
+		want            []string
+	}{
+		{"step-analysis-failed-success-condition.yaml", engine.Degraded, []string{
+			`Metric "success-rate" assessed Failed due to failed (3) > failureLimit (2)`, "0.8972", "result[0] >= 0.95",
+			`; last value [0.8972] missed successCondition "result[0] >= 0.95"`}},
+		{"step-analysis-failed.yaml", engine.Degraded, []string{`; last value [0.8874] met failureCondition "result[0] < 0.95"`}},
+		{"step-analysis-inconclusive.yaml", engine.Suspended, []string{
+			`; last value [0.9712] met neither successCondition "result[0] >= 0.99" nor failureCondition "result[0] < 0.95"`}},
+		{"step-analysis-failed-job.yaml", engine.Degraded, []string{`; last Job "4e2d824d-01af-11ea-b38c-42010aa80083.smoke-tests.1" failed`}},
+		{"step-analysis-error-condition-no-data.yaml", engine.Degraded, []string{
+			`"Error Message: could not evaluate successCondition "result[0] >= 0.95": metric result is nil or empty`}},
+	}
+	raw := map[string][]byte{}
+	for _, f := range FixturesOf(t, lua.Kind{Group: "argoproj.io", Kind: "AnalysisRun"}) {
+		raw[path.Base(f.Path)] = f.Raw
+	}
+	for _, o := range []generator.Options{{}, {ArgoCDVersion: string(r.Profile())}} {
+		s := LoadCM(t, r, DecodeConfigMap(t, Generated(t, generator.ConfigMap, o)[0].Data))
+		for _, c := range cases {
+			t.Run(c.fixture+" form "+o.ArgoCDVersion, func(t *testing.T) {
+				if raw[c.fixture] == nil {
+					t.Fatalf("no fixture %s", c.fixture)
+				}
+				h, err := s.ResourceHealth(Object(t, raw[c.fixture]))
+				if err != nil || h == nil {
+					t.Fatalf("gitops-engine GetResourceHealth: %s, %v", Show(h), err)
+				}
+				if h.Status != c.status {
+					t.Errorf("Argo CD %s: status %s, want %s", r.Version(), h.Status, c.status)
+				}
+				for _, w := range c.want {
+					if !strings.Contains(h.Message, w) {
+						t.Errorf("Argo CD %s: message %q lacks %q", r.Version(), h.Message, w)
+					}
+				}
+			})
 		}
 	}
 }
