@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/getter"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -197,27 +199,22 @@ func runQuickStart(t *testing.T, generate, install [][]string, release map[strin
 	if !strings.HasPrefix(line, "helm upgrade --install argo-rollouts argo/argo-rollouts ") || !strings.Contains(line, " -n argo-rollouts") {
 		t.Fatalf("step 4 does not install the argo-rollouts release: %q", line)
 	}
-	// Helm's -f files in order, merged as helm.sh/helm/v3/pkg/cli/values Options.MergeValues does (whose
-	// package's dependencies this module does not carry): each file's map merged key by key over the
-	// previous, a list replaced whole. helm upgrade with -f stores exactly that as the release's values.
-	merged := map[string]any{}
+	// Helm's -f files in order, merged by Helm's own helm.sh/helm/v3/pkg/cli/values Options.MergeValues, as
+	// helm upgrade merges them and stores the result as the release's values (local files need no getter).
+	var files []string
 	for i := 0; i < len(helm); i++ {
 		if helm[i] != "-f" && helm[i] != "--values" {
 			continue
 		}
 		i++
-		data, err := os.ReadFile(helm[i])
-		if os.IsNotExist(err) {
+		if _, err := os.Stat(helm[i]); os.IsNotExist(err) {
 			write(helm[i], current)
-			data = current
-		} else if err != nil {
-			t.Fatal(err)
 		}
-		m := map[string]any{}
-		if err := yaml.Unmarshal(data, &m); err != nil {
-			t.Fatalf("%s: %v", helm[i], err)
-		}
-		merged = helmMergeMaps(merged, m)
+		files = append(files, helm[i])
+	}
+	merged, err := (&values.Options{ValueFiles: files}).MergeValues(getter.Providers{})
+	if err != nil {
+		t.Fatalf("helm's -f files %v: %v", files, err)
 	}
 	if !strings.Contains(line, "-f "+p.out+"/"+generator.KargoValuesFile) {
 		t.Fatalf("step 4's helm command does not install the generated values: %q", line)
@@ -256,26 +253,6 @@ func generateArgs(t *testing.T, args []string, flags map[string]string) []string
 		if !seen[f] && v != "" {
 			out = append(out, f, v)
 		}
-	}
-	return out
-}
-
-// helmMergeMaps is helm.sh/helm/v3/pkg/cli/values mergeMaps (v3.16.4), verbatim.
-func helmMergeMaps(a, b map[string]interface{}) map[string]interface{} {
-	out := make(map[string]interface{}, len(a))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		if v, ok := v.(map[string]interface{}); ok {
-			if bv, ok := out[k]; ok {
-				if bv, ok := bv.(map[string]interface{}); ok {
-					out[k] = helmMergeMaps(bv, v)
-					continue
-				}
-			}
-		}
-		out[k] = v
 	}
 	return out
 }
