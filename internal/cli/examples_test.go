@@ -47,6 +47,9 @@ var exampleStandIns = map[string]string{
 	"argocd.live.yaml": "internal/cli/testdata/argocd-operator-live.yaml",
 	// What helm get values prints for the argo-rollouts release, which generate --format kargo reads.
 	"rollouts-values.yaml": "internal/cli/testdata/rollouts-values.yaml",
+	// The workload API server's CA and a ServiceAccount's token, which kubeconfig-secret reads.
+	"ca.crt": "internal/cli/testdata/kubeconfig-secret/ca.crt",
+	"token":  "internal/cli/testdata/kubeconfig-secret/token",
 }
 
 // Examples whose point is a non-zero exit: inspect --strict exits 1 on findings, and the rendered charts
@@ -244,7 +247,7 @@ func runIn(t *testing.T, stdin []byte, args ...string) (int, string, string) {
 // outputFlags name files or folders a command writes; inputFlags files it reads.
 var (
 	outputFlags = map[string]bool{"--out": true, "--fuzz-out": true}
-	inputFlags  = map[string]bool{"-f": true, "--filename": true, "--argocd-cm": true, "--plugin-file": true, "--rollouts-values": true, "--from": true}
+	inputFlags  = map[string]bool{"-f": true, "--filename": true, "--argocd-cm": true, "--plugin-file": true, "--rollouts-values": true, "--from": true, "--ca-file": true, "--token-file": true}
 )
 
 // resolve rewrites the arguments of one of our commands: input paths (values of inputFlags, and verify's

@@ -311,7 +311,8 @@ func (p *Plugin) judge(ctx context.Context, cfg Config, runNamespace string, pin
 		if client, err = p.remoteClient(kubeconfig, cfg.apiTimeout); err != nil {
 			return verdict.Verdict{}, fmt.Errorf("Secret %s/%s key %q: %v", runNamespace, s.Name, s.Key, err)
 		}
-		where = site{name: fmt.Sprintf("the cluster of the kubeconfig in Secret %s/%s", runNamespace, s.Name), remote: true}
+		where = site{name: fmt.Sprintf("the cluster of the kubeconfig in Secret %s/%s", runNamespace, s.Name), remote: true,
+			secret: secretRef{namespace: runNamespace, name: s.Name, key: s.Key, rolloutNamespace: cfg.Namespace, kubeconfig: kubeconfig}}
 		// a changed Secret is another cluster identity: the old one's watches go idle
 		// rbac.yaml's reader of the workload cluster may read its namespace alone: watched per namespace
 		cluster = watchcache.Cluster{ID: fmt.Sprintf("secret %s/%s %x", runNamespace, s.Name, sha256.Sum256(kubeconfig)),
@@ -607,6 +608,30 @@ func isNumber(s string) bool {
 type site struct {
 	name   string
 	remote bool
+	secret secretRef // the kubeconfig Secret a remote site's credentials come from
+}
+
+// secretRef is a kubeconfig Secret, for the message that says how to renew its credentials.
+type secretRef struct {
+	namespace, name, key, rolloutNamespace string
+	kubeconfig                             []byte
+}
+
+// rejected is the message of a 401 from the cluster of a kubeconfig Secret: its token expired, was
+// revoked or its ServiceAccount deleted (or its client certificate is no longer trusted). Nothing
+// the controller retries can change that; renewing the Secret can, and the next measurement reads it.
+func (s secretRef) rejected(what, where string, err error) error {
+	cred, why, renew := "the token", "expired, revoked, or its ServiceAccount deleted", fmt.Sprintf("renew it with `analysis-health kubeconfig --kubeconfig-secret %s --project %s", s.name, s.namespace)
+	if s.key != "kubeconfig" {
+		renew += " --kubeconfig-key " + s.key
+	}
+	renew += fmt.Sprintf(" --token-from-serviceaccount %s/analysis-health-rollout-reader` (with the workload cluster's kubeconfig) and apply it; the next measurement reads the new one (docs/kargo.md#multi-cluster)", s.rolloutNamespace)
+	if c, cerr := remote.Config(s.kubeconfig); cerr == nil && c.BearerToken == "" {
+		cred, why = "the client certificate", "expired or no longer trusted"
+		renew = "renew the certificate in the kubeconfig (docs/kargo.md#multi-cluster)"
+	}
+	return fmt.Errorf("%s: %s in Secret %s/%s key %q was rejected by %s (%s: %s): %s",
+		what, cred, s.namespace, s.name, s.key, where, statusLine(err), why, renew)
 }
 
 // apiError turns a client error into a message naming the object, the cluster and the cause.
@@ -621,6 +646,8 @@ func apiError(err error, what string, where site, timeout time.Duration) error {
 		return fmt.Errorf("%s: access denied in %s (%s; the remote cluster's RBAC of the kubeconfig's identity: it needs get, list and watch on rollouts, get, list and watch on analysisruns, list and watch on experiments)", what, where.name, statusLine(err))
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("%s: access denied in %s (RBAC: the plugin needs get, list and watch on rollouts, get, list and watch on analysisruns, list and watch on experiments, and get on the kubeconfig Secret): %v", what, where.name, apiMessage(err))
+	case apierrors.IsUnauthorized(err) && where.secret.name != "":
+		return where.secret.rejected(what, "its cluster", err)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%s: the credentials for %s were rejected", what, where.name)
 	case errors.Is(err, ErrResponseTooLarge):
