@@ -629,10 +629,19 @@ func kargoRBAC(o KargoOptions) ([]byte, error) {
 		if o.Namespace == "" {
 			nsFlag = " -n ROLLOUT_NAMESPACE"
 		}
-		where = "Apply on the workload cluster, in the Rollout's namespace" + inNamespace(o.Namespace) + ". Then mint a bound, expiring token (TokenRequest):\n" +
-			"#   kubectl create token " + KargoReaderRole + nsFlag + " --duration 168h\n" +
-			"# and store a kubeconfig of one https:// cluster with certificate-authority-data and that token as key " + o.KubeconfigKey +
-			" of Secret " + o.KubeconfigSecret + "\n# in the Kargo Project namespace; renew it before it expires (docs/security.md)."
+		project := o.Project
+		if project == "" {
+			project = "PROJECT"
+		}
+		keyFlag := ""
+		if o.KubeconfigKey != DefaultKargoKubeconfigKey {
+			keyFlag = " --kubeconfig-key " + o.KubeconfigKey
+		}
+		where = "Apply on the workload cluster, in the Rollout's namespace" + inNamespace(o.Namespace) + ". Then write Secret " + o.KubeconfigSecret +
+			" of the Kargo Project namespace,\n# a kubeconfig with a bound, expiring token of this ServiceAccount (TokenRequest), and apply it on the control plane:\n" +
+			"#   analysis-health kubeconfig --kubeconfig-secret " + o.KubeconfigSecret + " --project " + project + keyFlag +
+			" --token-from-serviceaccount " + strings.TrimPrefix(nsFlag, " -n ") + "/" + KargoReaderRole + " --context WORKLOAD | kubectl --context CONTROL_PLANE apply -f -\n" +
+			"# Run it again before the token expires (docs/kargo.md#multi-cluster)."
 	} else {
 		ns, name, _ := strings.Cut(o.RolloutsServiceAccount, "/")
 		subject = object{"kind": "ServiceAccount", "name": name, "namespace": ns}
