@@ -241,6 +241,11 @@ endef
 define e2e_reliability
 cd test/rollouts-v1.8 && $(E2E_ENV) $(GO) test -count=1 $(E2E_TEST_FLAGS) -timeout 30m -run '^TestReliability$$' .
 endef
+# the plugin's multi-cluster read and the rotation of its token on two API servers (test/rollouts/tokenrotation:
+# the Secret written by analysis-health kubeconfig with a TokenRequest; 48 s on a loaded two-core machine)
+define e2e_tokenrotation
+cd test/rollouts && $(E2E_ENV) $(GO) test -count=1 $(E2E_TEST_FLAGS) -tags e2e_tokenrotation -timeout 10m -run '^TestTokenRotationTwoClusters$$' ./tokenrotation/
+endef
 # On Kargo's controller TestLive (15 scenarios × 2 installs, then Kargo's UI in Chromium) and
 # TestLiveHumanGate took 1,004 s together warm on two idle cores: the timeout leaves room for a slower machine.
 define e2e_live_run
@@ -253,6 +258,7 @@ e2e: upstream
 	$(call rollouts_test,v1.10,-timeout 60m $(E2E_RECORD))
 	$(rollouts_corpus)
 	$(e2e_reliability)
+	$(e2e_tokenrotation)
 
 # The live suite (test/rollouts/live, docs/why.md "Live"): Argo CD v3.6.2's own application
 # controller and repo-server (the program of test/live-argocd-v3.6) on the same real API server as
@@ -285,6 +291,7 @@ endif
 stream/v1.8:
 	$(call rollouts_test,v1.8,-timeout 60m $(E2E_RECORD))
 	$(e2e_reliability)
+	$(e2e_tokenrotation)
 
 stream/v1.10:
 	$(call rollouts_test,v1.10,-timeout 60m $(E2E_RECORD))
