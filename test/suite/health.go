@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"os"
@@ -227,8 +228,9 @@ func WhyMessages(t *testing.T, r Release) {
 	}
 	for _, o := range []generator.Options{{}, {ArgoCDVersion: string(r.Profile())}} {
 		s := LoadCM(t, r, DecodeConfigMap(t, Generated(t, generator.ConfigMap, o)[0].Data))
+		form := cmp.Or(o.ArgoCDVersion, "source")
 		for _, c := range cases {
-			t.Run(c.fixture+" form "+o.ArgoCDVersion, func(t *testing.T) {
+			t.Run(c.fixture+" "+form, func(t *testing.T) {
 				if raw[c.fixture] == nil {
 					t.Fatalf("no fixture %s", c.fixture)
 				}
