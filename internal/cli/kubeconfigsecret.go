@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -293,21 +292,3 @@ var (
 	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	secretKey    = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
 )
-
-// ErrNoKubeconfig is returned by KubeconfigOf for a manifest without the key.
-var ErrNoKubeconfig = errors.New("the Secret has no such key")
-
-// KubeconfigOf is the kubeconfig a manifest KubeconfigSecret wrote holds under key.
-func KubeconfigOf(manifest []byte, key string) ([]byte, error) {
-	var s struct {
-		Data map[string][]byte `json:"data"`
-	}
-	if err := yaml.Unmarshal(manifest, &s); err != nil {
-		return nil, err
-	}
-	kc, ok := s.Data[key]
-	if !ok {
-		return nil, ErrNoKubeconfig
-	}
-	return kc, nil
-}
