@@ -7,7 +7,7 @@ import (
 	"github.com/analysis-health/analysis-health/test/suite"
 )
 
-// The checks of test/suite against Argo CD v3.6.1 (release).
+// The checks of test/suite against Argo CD v3.6.2 (release).
 
 func TestFixturesMatchArgoCDv36(t *testing.T)           { suite.FixturesMatch(t, release) }
 func TestSandboxMatchesArgoCDv36(t *testing.T)          { suite.Sandbox(t, release) }
