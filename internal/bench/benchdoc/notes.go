@@ -35,13 +35,17 @@ and a fixed ~15 µs a chunk, measured with gopher-lua here); a VM that caches pa
   path passes it one argument.
 * **AnalysisRun**: the parsed path answers a Successful run and a run still measuring, with the
   per-metric progress (` + "`Analysis run is running: success-rate 3/5 measurements`" + `); verdicts, dry-run
-  notes and unknown phases compile from one long string, the rebuilt assessment from a second inside it.
+  notes and unknown phases compile from one long string, a verdict's words (the rebuilt assessment, the
+  why: last value and condition, or Job) from a second inside it.
 * **Experiment**: the parsed path defines no function and only tells the phases apart; the waiting list and
   the verdicts compile from long strings.
 
 Every rewrite returns what the previous script returned (` + "`lua`" + `'s ` + "`TestSameAsPrevious`" + `: the previous
 scripts are kept in ` + "`lua/testdata/previous/`" + `, compared on every fixture, 100 mutations of each, and each
-status and spec field replaced alone by other types, under every engine profile).
+status and spec field replaced alone by other types, under every engine profile). The AnalysisRun's why
+of a verdict (issue 59), added since, reads the measurements, which its previous script never read: there
+the verdict must be the previous one's on every object, and the message too once the measurements are
+taken away.
 
 Two choices leave our AnalysisRun and Experiment above the built-ins in v2.x–v3.5 (the per-kind table of
 v2.14 above), and both are deliberate:
