@@ -105,6 +105,9 @@ var selectsRuns = map[string]string{
 	"test/timeline/verdicts_test.go":                   "builds test objects",
 	"internal/plugin/verdict/verdict_test.go":          "builds test objects",
 	"internal/plugin/watchcache/watchcache_test.go":    "builds test objects",
+	"internal/plugin/verdict/sentence_test.go":         "builds test objects",
+	"test/rollouts/live/kargoui.go":                    "lists every run of the pinned revision, to check that the words name at least one of them",
+	"test/rollouts/tokenrotation/rotation_test.go":     "names each run's revision in a failure's diagnostics",
 }
 
 // TestOneRuleForTheRunsOfARevision proves the former copies of "the newest run of the revision" are gone
