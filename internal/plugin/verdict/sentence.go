@@ -60,35 +60,11 @@ func ErrorValue(msg string) (value, structured string) {
 // as in the structured verdict (encode); if it is still too long, metrics of the oldest runs, then the
 // oldest runs, then the verdict's message are left out, saying how many.
 func sentence(s Summary, opts Options) string {
-	s.Message = clip(redact(s.Message, opts.Redact), maxMessage)
-	s.Runs = append([]RunValue(nil), s.Runs...)
-	for i := range s.Runs {
-		r := &s.Runs[i]
-		r.Name = redact(r.Name, opts.Redact)
-		r.Metrics = append([]MetricValue(nil), r.Metrics...)
-		for j := range r.Metrics {
-			m := &r.Metrics[j]
-			m.Last = clip(redact(m.Last, opts.Redact), maxLast)
-			m.SuccessCondition = clip(redact(m.SuccessCondition, opts.Redact), maxLast)
-			m.FailureCondition = clip(redact(m.FailureCondition, opts.Redact), maxLast)
-		}
-	}
-	out := quote(words(s))
-	for len(out) > opts.MaxValueBytes {
-		switch {
-		case dropMetric(&s):
-		case len(s.Runs) > 0:
-			s.Runs = s.Runs[1:]
-			s.OmittedRuns++
-		case s.Message != "":
-			s.Message = ""
-		default:
-			// a head longer than the bound: only a Rollout name beyond Kubernetes' limits could make one
-			return quote(clip(words(s), opts.MaxValueBytes/8))
-		}
-		out = quote(words(s))
-	}
-	return out
+	render := func(s Summary) string { return quote(words(s)) }
+	return within(shortened(s, opts), opts.MaxValueBytes, render, func(s Summary, _ string) string {
+		// a head longer than the bound: only a Rollout name beyond Kubernetes' limits could make one
+		return quote(clip(words(s), opts.MaxValueBytes/8))
+	})
 }
 
 // words is the sentence of s, unquoted:

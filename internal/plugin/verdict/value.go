@@ -19,19 +19,36 @@ const (
 // shortened first, then metrics and finally runs are left out (newest runs kept, as they decide), with
 // counts of what was omitted. Secret values are redacted before anything is measured.
 func encode(s Summary, opts Options) string {
+	return within(shortened(s, opts), opts.MaxValueBytes, marshal, func(_ Summary, out string) string {
+		return out // the fixed fields alone; they are short
+	})
+}
+
+// shortened is s with every text redacted, then cut to its bound, on copies of its runs and metrics: the
+// Value and the structured verdict are both shortened from one Summary, which neither may change.
+func shortened(s Summary, opts Options) Summary {
 	s.Message = clip(redact(s.Message, opts.Redact), maxMessage)
+	s.Runs = append([]RunValue(nil), s.Runs...)
 	for i := range s.Runs {
 		r := &s.Runs[i]
 		r.Message = clip(redact(r.Message, opts.Redact), maxMessage)
 		r.Name = redact(r.Name, opts.Redact)
+		r.Metrics = append([]MetricValue(nil), r.Metrics...)
 		for j := range r.Metrics {
-			r.Metrics[j].Last = clip(redact(r.Metrics[j].Last, opts.Redact), maxLast)
-			r.Metrics[j].SuccessCondition = clip(redact(r.Metrics[j].SuccessCondition, opts.Redact), maxLast)
-			r.Metrics[j].FailureCondition = clip(redact(r.Metrics[j].FailureCondition, opts.Redact), maxLast)
+			m := &r.Metrics[j]
+			m.Last = clip(redact(m.Last, opts.Redact), maxLast)
+			m.SuccessCondition = clip(redact(m.SuccessCondition, opts.Redact), maxLast)
+			m.FailureCondition = clip(redact(m.FailureCondition, opts.Redact), maxLast)
 		}
 	}
-	out := marshal(s)
-	for len(out) > opts.MaxValueBytes {
+	return s
+}
+
+// within is render(s) within max bytes: metrics of the oldest runs, then the oldest runs, then the
+// verdict's message are left out until it fits, each counted; what still does not fit is last's.
+func within(s Summary, max int, render func(Summary) string, last func(Summary, string) string) string {
+	out := render(s)
+	for len(out) > max {
 		switch {
 		case dropMetric(&s):
 		case len(s.Runs) > 0:
@@ -40,9 +57,9 @@ func encode(s Summary, opts Options) string {
 		case s.Message != "":
 			s.Message = ""
 		default:
-			return out // the fixed fields alone; they are short
+			return last(s, out)
 		}
-		out = marshal(s)
+		out = render(s)
 	}
 	return out
 }
