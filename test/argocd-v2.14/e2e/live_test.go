@@ -277,6 +277,18 @@ var modelDifferences = []modelDifference{
 			"its next sub-reconciler assesses the health. The model takes the same step at the next tick.",
 	},
 	{
+		name: "Kargo's Promotion and the Stage reconcile after it ahead of the model",
+		match: func(k, m kargoState) bool {
+			return k.Promotion == "Succeeded" && m.Promotion == "Running" && (m.Health == "" || m.Health == "Unknown") &&
+				m.Verification == "" && !m.Verified && k.Health == "Healthy"
+		},
+		why: "the first entry's case, a reconcile further: after Argo CD finished the sync behind the suite's read, the Stage " +
+			"reconcile Kargo's own watch of the Promotion started (regular_stages.go SetupWithManager) took up the finished Promotion, " +
+			"assessed the Application Healthy and, in the same reconcile, started the verification (verifyStageFreight) or, for a Stage " +
+			"without spec.verification, verified the Freight on its health, all before the suite's next tick. The model takes the " +
+			"same steps over the next ticks.",
+	},
+	{
 		name: "Kargo ahead of the model at the first Healthy frame",
 		match: func(k, m kargoState) bool {
 			return sameButVerification(k, m) && verificationOrder(k.Verification) > verificationOrder(m.Verification) &&
@@ -325,10 +337,12 @@ func kargoTable(t *testing.T, rep *liveReport) string {
 				continue
 			}
 			ticks++
-			// a difference of timing only: the model's next frame is where Kargo was, or is
+			// a difference of timing only: the model's next frame is where Kargo was, or is, or differs from
+			// Kargo's by timing again (a chain of them; the last frame must agree)
 			if fi+1 >= len(s.KargoFrames) {
 				t.Errorf("%s (%s), tick %d: the last frame differs (Kargo %+v, model %+v)", s.Scenario, s.Install, f.Tick, f.Kargo, f.Model)
-			} else if next := s.KargoFrames[fi+1]; stripRun(next.Model) != stripRun(f.Kargo) && stripRun(next.Model) != stripRun(next.Kargo) {
+			} else if next := s.KargoFrames[fi+1]; stripRun(next.Model) != stripRun(f.Kargo) && stripRun(next.Model) != stripRun(next.Kargo) &&
+				!explained(next.Kargo, next.Model) {
 				t.Errorf("%s (%s), tick %d: Kargo %+v, the model %+v, and at the next tick the model %+v: not one tick behind", s.Scenario, s.Install, f.Tick, f.Kargo, f.Model, next.Model)
 			}
 			kind := -1
@@ -412,6 +426,16 @@ func stateWords(k kargoState) string {
 }
 
 // stripRun: a state without the AnalysisRun's name, which the model takes from Kargo.
+// explained says whether an entry of modelDifferences explains Kargo's k beside the model's m.
+func explained(k, m kargoState) bool {
+	for _, d := range modelDifferences {
+		if d.match(k, m) {
+			return true
+		}
+	}
+	return false
+}
+
 func stripRun(k kargoState) kargoState {
 	k.AnalysisRun = ""
 	return k
