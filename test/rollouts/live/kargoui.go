@@ -26,8 +26,10 @@ import (
 // kargoUIScenarios are the live scenarios whose Stages the browser opens, with ours and with the
 // built-ins: a step analysis that passed, one that failed (its Promotion Errors at the barrier, so Kargo
 // verifies nothing: the tab must be empty), a background analysis still running at promotion (the
-// README's hero) and a first deployment, promoted without analysis.
-var kargoUIScenarios = []string{"canary-step-successful", "canary-step-failed", "canary-background-promoted-while-running", "first-deployment"}
+// README's hero), an inconclusive step analysis a person resumed, and a first deployment, promoted
+// without analysis.
+var kargoUIScenarios = []string{"canary-step-successful", "canary-step-failed", "canary-background-promoted-while-running",
+	"canary-step-inconclusive-resumed", "first-deployment"}
 
 // kargoUIShots is where -update writes the screenshots, below the repository root:
 // <scenario>-<install>-verifications.png and, with an AnalysisRun, -analysisrun.png.
