@@ -10,19 +10,25 @@ import (
 // HostileFile is the record of rolloutplugin TestHostileServer (-update), relative to this package.
 const HostileFile = "../../plugin/remote/testdata/hostile.json"
 
-// Hostile is one misbehaviour of the server a kubeconfig Secret names, as the plugin met it
-// (internal/plugin/rolloutplugin hostile_test.go hostileRow).
+// Hostile is one misbehaviour of the server a kubeconfig Secret names, as the plugin met it: the row
+// internal/plugin/rolloutplugin TestHostileServer writes (-update) and this page reads.
 type Hostile struct {
-	Mode        string  `json:"mode"`
-	Path        string  `json:"path"`
-	Phase       string  `json:"phase,omitempty"`
-	Outcome     string  `json:"outcome"`
-	Seconds     float64 `json:"seconds"`
+	Mode string `json:"mode"`
+	// Path: "direct read" (a measurement's get) or "watches" (the watch cache's informers).
+	Path    string `json:"path"`
+	Phase   string `json:"phase,omitempty"`
+	Outcome string `json:"outcome"`
+	// Seconds: the measurement's time, or for the watches, until the failure was logged (0: none was).
+	Seconds float64 `json:"seconds"`
+	// ServedMiB: body bytes the server wrote, which bounds what the plugin read; PeakHeapMiB: the test
+	// process's heap above its start (server included), sampled every 2 ms.
 	ServedMiB   float64 `json:"servedMiB"`
 	PeakHeapMiB float64 `json:"peakHeapMiB"`
-	Elsewhere   int64   `json:"elsewhere"`
-	Lists       int64   `json:"lists"`
-	Watches     int64   `json:"watches"`
+	// Elsewhere: requests that reached the host a redirect named.
+	Elsewhere int64 `json:"elsewhere"`
+	// Lists and Watches: the requests the server counted, the informers' and the measurements'.
+	Lists   int64 `json:"lists"`
+	Watches int64 `json:"watches"`
 }
 
 // ReadHostile decodes the record strictly, as ReadReport does.

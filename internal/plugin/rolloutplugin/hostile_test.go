@@ -15,6 +15,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/analysis-health/analysis-health/internal/bench/reliabilitydoc"
 	"github.com/analysis-health/analysis-health/internal/plugin/remote"
 	"github.com/analysis-health/analysis-health/internal/plugin/remote/hostiletest"
 	"github.com/analysis-health/analysis-health/internal/plugin/rolloutplugin"
@@ -27,25 +28,8 @@ var update = flag.Bool("update", false, "rewrite ../remote/testdata/hostile.json
 // (internal/bench/reliabilitydoc).
 const hostileFile = "../remote/testdata/hostile.json"
 
-// hostileRow is one misbehaviour of the server a kubeconfig Secret names, as the plugin met it.
-type hostileRow struct {
-	Mode string `json:"mode"`
-	// Path: "direct read" (a measurement's get) or "watches" (the watch cache's informers).
-	Path    string `json:"path"`
-	Phase   string `json:"phase,omitempty"`
-	Outcome string `json:"outcome"`
-	// Seconds: the measurement's time, or for the watches, until the failure was logged (0: none was).
-	Seconds float64 `json:"seconds"`
-	// ServedMiB: body bytes the server wrote, which bounds what the plugin read; PeakHeapMiB: the test
-	// process's heap above its start (server included), sampled every 2 ms.
-	ServedMiB   float64 `json:"servedMiB"`
-	PeakHeapMiB float64 `json:"peakHeapMiB"`
-	// Elsewhere: requests that reached the host a redirect named.
-	Elsewhere int64 `json:"elsewhere"`
-	// Lists and Watches: the requests the server counted, the informers' and the measurements'.
-	Lists   int64 `json:"lists"`
-	Watches int64 `json:"watches"`
-}
+// hostileRow is one row of the record, as docs/reliability.md reads it (one type for writer and reader).
+type hostileRow = reliabilitydoc.Hostile
 
 const hostileCluster = "the cluster of the kubeconfig in Secret kargo-shop/workload"
 
