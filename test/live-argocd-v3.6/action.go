@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch"
@@ -15,7 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
+	appclientset "github.com/argoproj/argo-cd/v3/pkg/client/clientset/versioned"
+	"github.com/argoproj/argo-cd/v3/util/argo"
+	"github.com/argoproj/argo-cd/v3/util/db"
 	"github.com/argoproj/argo-cd/v3/util/lua"
 	"github.com/argoproj/argo-cd/v3/util/settings"
 )
@@ -28,7 +34,7 @@ import (
 // sent to the status subresource when it changes status and then, without status, to the object. The
 // server's RBAC, project and audit steps are left out: the suite has no users or projects to check.
 //
-//	argocd-live action -kubeconfig K -namespace argocd -resource GROUP/VERSION/RESOURCE -resource-namespace NS -name N -action A
+//	argocd-live action -kubeconfig K -namespace argocd -app APP -resource GROUP/VERSION/RESOURCE -resource-namespace NS -name N -action A
 func action(args []string) error {
 	fs := flag.NewFlagSet("action", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "the API server")
@@ -37,6 +43,8 @@ func action(args []string) error {
 	resourceNS := fs.String("resource-namespace", "", "the object's namespace")
 	name := fs.String("name", "", "the object's name")
 	actionName := fs.String("action", "", "the action (e.g. resume)")
+	appName := fs.String("app", "", "the Application the resource belongs to: the resource is read and patched in its destination cluster, "+
+		"found as argocd-server finds it (getApplicationClusterConfig: util/argo GetDestinationCluster over the cluster Secrets)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,14 +63,20 @@ func action(args []string) error {
 	if err != nil {
 		return err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
+	var dyn dynamic.Interface
+	if dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	overrides, err := settings.NewSettingsManager(ctx, kube, *namespace).GetResourceOverrides()
+	settingsMgr := settings.NewSettingsManager(ctx, kube, *namespace)
+	overrides, err := settingsMgr.GetResourceOverrides()
 	if err != nil {
 		return fmt.Errorf("error getting resource overrides: %w", err)
+	}
+	if *appName != "" {
+		if dyn, err = destinationClient(ctx, *kubeconfig, cfg, kube, settingsMgr, *namespace, *appName); err != nil {
+			return err
+		}
 	}
 	res := dyn.Resource(gvr).Namespace(*resourceNS)
 	live, err := res.Get(ctx, *name, metav1.GetOptions{})
@@ -101,6 +115,32 @@ func action(args []string) error {
 	}
 	fmt.Printf("ran action %s on %s %s/%s (%d resources)\n", *actionName, gvr.Resource, *resourceNS, *name, len(impacted))
 	return nil
+}
+
+// destinationClient is a client of the Application's destination cluster, as argocd-server's
+// getApplicationClusterConfig makes it (impersonation off, Argo CD's default): the destination resolved over
+// the cluster Secrets by util/argo GetDestinationCluster, and that Cluster's RESTConfig. The in-cluster
+// destination is the -kubeconfig cluster (v1alpha1.EnvVarFakeInClusterConfig, as in run).
+func destinationClient(ctx context.Context, kubeconfig string, cfg *rest.Config, kube kubernetes.Interface, settingsMgr *settings.SettingsManager, namespace, name string) (dynamic.Interface, error) {
+	apps, err := appclientset.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	app, err := apps.ArgoprojV1alpha1().Applications(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("Application %s/%s: %w", namespace, name, err)
+	}
+	os.Setenv(v1alpha1.EnvVarFakeInClusterConfig, "true")
+	os.Setenv("KUBECONFIG", kubeconfig)
+	dest, err := argo.GetDestinationCluster(ctx, app.Spec.Destination, db.NewDB(namespace, settingsMgr, kube))
+	if err != nil {
+		return nil, fmt.Errorf("error validating destination: %w", err)
+	}
+	rc, err := dest.RESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("error getting cluster REST config: %w", err)
+	}
+	return dynamic.NewForConfig(rc)
 }
 
 // patchResource follows server/application/application.go patchResource: the status part first through
