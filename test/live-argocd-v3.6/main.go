@@ -83,7 +83,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: argocd-live install|run|action|terminate-op [flags]")
+		fmt.Fprintln(os.Stderr, "usage: argocd-live install|run|action|terminate-op|cluster-add [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -96,8 +96,10 @@ func main() {
 		err = action(os.Args[2:])
 	case "terminate-op":
 		err = terminateOp(os.Args[2:])
+	case "cluster-add":
+		err = clusterAdd(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (install, run, action or terminate-op)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (install, run, action, terminate-op or cluster-add)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "argocd-live:", err)

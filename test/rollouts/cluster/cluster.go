@@ -54,6 +54,10 @@ type Cluster struct {
 	Config *rest.Config
 	// Kubeconfig is the path of the file holding Config, for processes of their own (a plugin).
 	Kubeconfig string
+	// ServingCA is the certificate the API server serves (and its own authority), which names 127.0.0.1:
+	// with ClusterOptions.DataDir only ("" otherwise: the loopback certificate names no address another
+	// process reaches it by). AuditLog is ClusterOptions.AuditLog.
+	ServingCA, AuditLog string
 }
 
 // PID is the API server program's process (etcd with it), whose CPU and memory the load reports.
@@ -141,7 +145,10 @@ func StartClusterWith(o ClusterOptions) (*Cluster, error) {
 		c.Close()
 		return nil, err
 	}
-	c.Kubeconfig = kubeconfig
+	c.Kubeconfig, c.AuditLog = kubeconfig, o.AuditLog
+	if o.DataDir != "" {
+		c.ServingCA = filepath.Join(o.DataDir, "serving.crt")
+	}
 	if c.Config, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
 		c.Close()
 		return nil, err

@@ -4,21 +4,26 @@ import (
 	"github.com/argoproj/argo-rollouts/analysis"
 	"github.com/argoproj/argo-rollouts/controller/metrics"
 	"github.com/argoproj/argo-rollouts/experiments"
+	rolloutinformers "github.com/argoproj/argo-rollouts/pkg/client/informers/externalversions/rollouts/v1alpha1"
 	"github.com/argoproj/argo-rollouts/utils/record"
+	kubeinformers "k8s.io/client-go/informers"
+
+	"github.com/analysis-health/analysis-health/test/rollouts/cluster"
 )
 
 // The analysis and experiment controllers as cmd/rollouts-controller configures them. What a Rollouts
 // release adds to a configuration is in controllers_v1_8.go (the default build) and controllers_v1_10.go
 // (build tag rollouts_v1_10, set by the v1.10.2 module's test): analysisConfig and rolloutConfig.
 
-func newAnalysisController(w *World, ms *metrics.MetricsServer, rec record.EventRecorder) *analysis.Controller {
-	return analysis.NewController(AnalysisConfig(w.kubeInf, analysis.ControllerConfig{
-		KubeClientSet:        w.ctrl.Kube,
-		ArgoProjClientset:    w.ctrl.Argo,
-		AnalysisRunInformer:  w.roInf.analysisRuns,
-		JobInformer:          w.kubeInf.Batch().V1().Jobs(),
+// newAnalysisController: the World's, on its namespace, or the control plane's, on the Kargo Project's.
+func newAnalysisController(kubeInf kubeinformers.SharedInformerFactory, ctrl *cluster.Clients, runs rolloutinformers.AnalysisRunInformer, q *stepQueue, ms *metrics.MetricsServer, rec record.EventRecorder) *analysis.Controller {
+	return analysis.NewController(AnalysisConfig(kubeInf, analysis.ControllerConfig{
+		KubeClientSet:        ctrl.Kube,
+		ArgoProjClientset:    ctrl.Argo,
+		AnalysisRunInformer:  runs,
+		JobInformer:          kubeInf.Batch().V1().Jobs(),
 		ResyncPeriod:         0,
-		AnalysisRunWorkQueue: w.aq,
+		AnalysisRunWorkQueue: q,
 		MetricsServer:        ms,
 		Recorder:             rec,
 	}))

@@ -83,11 +83,16 @@ const (
 // epoch is the start of every scenario's clock, so recorded timestamps are stable across regenerations.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// Env is what scenarios share: one API server program and one metrics server.
+// Env is what scenarios share: one API server program and one metrics server; for the topology Kargo
+// users run, a second API server program, Kargo's control plane (NewTwoClusterEnv).
 type Env struct {
+	// Cluster holds the Rollout and its Rollouts controllers: with a ControlPlane, the workload cluster.
 	Cluster *cluster.Cluster
-	Metrics *MetricsServer
-	n       int
+	// ControlPlane, if set, holds the Kargo Project namespace of every World (Kargo's verification runs,
+	// and the Rollouts analysis controller with the plugin that measures them); nil: one cluster.
+	ControlPlane *cluster.Cluster
+	Metrics      *MetricsServer
+	n            int
 }
 
 // NewEnv starts both servers.
@@ -105,10 +110,35 @@ func NewEnv() (*Env, error) {
 	return &Env{Cluster: c, Metrics: m}, nil
 }
 
-// Close stops both servers.
+// NewTwoClusterEnv starts the workload cluster (the Env's Cluster) and Kargo's control plane, each an API
+// server program of its own with its options, and the metrics server.
+func NewTwoClusterEnv(workload, controlPlane cluster.ClusterOptions) (*Env, error) {
+	QuietLogs()
+	wl, err := cluster.StartClusterWith(workload)
+	if err != nil {
+		return nil, fmt.Errorf("the workload cluster: %w", err)
+	}
+	cp, err := cluster.StartClusterWith(controlPlane)
+	if err != nil {
+		wl.Close()
+		return nil, fmt.Errorf("the control plane: %w", err)
+	}
+	m, err := NewMetricsServer()
+	if err != nil {
+		wl.Close()
+		cp.Close()
+		return nil, err
+	}
+	return &Env{Cluster: wl, ControlPlane: cp, Metrics: m}, nil
+}
+
+// Close stops the servers.
 func (e *Env) Close() {
 	e.Metrics.Close()
 	e.Cluster.Close()
+	if e.ControlPlane != nil {
+		e.ControlPlane.Close()
+	}
 }
 
 // Options change how a World's controllers are set up.
@@ -172,6 +202,9 @@ type World struct {
 	rsReady map[string]string
 	// arPhase remembers AnalysisRuns' phases and measurement counts, for the frame events.
 	arState map[string]string
+
+	// cp is the control plane's side (Env.ControlPlane), or nil.
+	cp *controlPlane
 }
 
 type rolloutsInformers struct {
@@ -224,8 +257,21 @@ func (e *Env) NewWorld(opts Options) (*World, error) {
 	if _, err := w.Recorder.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.Namespace}}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
+	if e.ControlPlane != nil {
+		if w.cp, err = newControlPlane(e.ControlPlane, "kargo-"+w.Namespace, &w.refused, &w.refusedMu, opts.Delivery != nil); err != nil {
+			return nil, err
+		}
+	}
 	if opts.RolloutsConfig != nil {
-		if err := w.loadRolloutsConfig(opts.RolloutsConfig); err != nil {
+		// the Rollouts controller that loads the plugins is the one measuring Kargo's runs: the control
+		// plane's when there is one (the configuration is the process's, so the workload's controllers
+		// have it too: they run no plugin metric)
+		clients := w.Recorder
+		ctrl := w.ctrl
+		if w.cp != nil {
+			clients, ctrl = w.cp.Recorder, w.cp.ctrl
+		}
+		if err := loadRolloutsConfig(clients, ctrl, opts.RolloutsConfig); err != nil {
 			return nil, err
 		}
 	}
@@ -293,7 +339,7 @@ func (e *Env) NewWorld(opts Options) (*World, error) {
 		Recorder:                        recorder,
 		RefResolver:                     refResolver,
 	}))
-	ac := newAnalysisController(w, metricsServer, recorder)
+	ac := newAnalysisController(w.kubeInf, w.ctrl, w.roInf.analysisRuns, w.aq, metricsServer, recorder)
 	ec := newExperimentController(w, metricsServer, recorder)
 
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -316,7 +362,15 @@ func (e *Env) NewWorld(opts Options) (*World, error) {
 	}
 	istioInf.WaitForCacheSync(runCtx.Done())
 	w.stopResolver = refResolver.Stop
-	for _, run := range []func(context.Context, int) error{rc.Run, ac.Run, ec.Run} {
+	runs := []func(context.Context, int) error{rc.Run, ac.Run, ec.Run}
+	if w.cp != nil {
+		cpRun, err := w.cp.start(runCtx, metricsServer, recorder)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, cpRun)
+	}
+	for _, run := range runs {
 		run := run
 		w.workers.Add(1)
 		go func() {
@@ -327,22 +381,22 @@ func (e *Env) NewWorld(opts Options) (*World, error) {
 	return w, nil
 }
 
-func (w *World) loadRolloutsConfig(data map[string]string) error {
+func loadRolloutsConfig(recorder, ctrl *cluster.Clients, data map[string]string) error {
 	ctx := context.Background()
 	ns := defaults.Namespace()
-	_, err := w.Recorder.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	_, err := recorder.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: defaults.DefaultRolloutsConfigMapName, Namespace: ns}, Data: data}
-	_ = w.Recorder.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, cm.Name, metav1.DeleteOptions{})
-	if _, err := w.Recorder.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	_ = recorder.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, cm.Name, metav1.DeleteOptions{})
+	if _, err := recorder.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	if _, err := rolloutsconfig.InitializeConfig(w.ctrl.Kube, defaults.DefaultRolloutsConfigMapName); err != nil {
+	if _, err := rolloutsconfig.InitializeConfig(ctrl.Kube, defaults.DefaultRolloutsConfigMapName); err != nil {
 		return fmt.Errorf("argo-rollouts-config: %w", err)
 	}
-	if err := plugin.DownloadPlugins(plugin.FileDownloaderImpl{}, w.ctrl.Kube); err != nil {
+	if err := plugin.DownloadPlugins(plugin.FileDownloaderImpl{}, ctrl.Kube); err != nil {
 		return fmt.Errorf("argo-rollouts-config plugins: %w", err)
 	}
 	return nil
@@ -354,7 +408,11 @@ func (w *World) Close() {
 	if w.stopResolver != nil {
 		w.stopResolver()
 	}
-	for _, q := range []*stepQueue{w.rq, w.aq, w.eq} {
+	queues := []*stepQueue{w.rq, w.aq, w.eq}
+	if w.cp != nil {
+		queues = append(queues, w.cp.queue)
+	}
+	for _, q := range queues {
 		q.ShutDown()
 	}
 	done := make(chan struct{})

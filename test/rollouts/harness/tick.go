@@ -156,6 +156,12 @@ func (w *World) waitCaches(deadline time.Time) error {
 			return objects(l, err)
 		}},
 	}
+	if w.cp != nil {
+		sources = append(sources, source{"control plane analysisruns", w.cp.runs.Informer(), func() ([]metav1.Object, error) {
+			l, err := w.cp.Recorder.Argo.ArgoprojV1alpha1().AnalysisRuns(w.cp.Namespace).List(ctx, metav1.ListOptions{})
+			return objects(l, err)
+		}})
+	}
 	for _, s := range sources {
 		for {
 			items, err := s.list()
@@ -217,6 +223,18 @@ func (w *World) Tick(action func() error) error {
 	for _, ar := range w.AnalysisRuns() {
 		if err := w.aq.reconcile(w.Namespace + "/" + ar.Name); err != nil {
 			return err
+		}
+	}
+	if w.cp != nil {
+		// Kargo's verification runs, by the control plane's analysis controller
+		runs, err := w.cp.analysisRuns()
+		if err != nil {
+			return err
+		}
+		for _, ar := range runs {
+			if err := w.cp.queue.reconcile(w.cp.Namespace + "/" + ar.Name); err != nil {
+				return err
+			}
 		}
 	}
 	if err := w.settle(); err != nil {

@@ -239,7 +239,7 @@ func (g *GitDelivery) RunAction(w *harness.World, action, event string) error {
 			return err
 		}
 	}
-	out, err := exec.Command(g.Argo.Bin, "action", "-kubeconfig", g.Argo.Cluster.Kubeconfig, "-namespace", cluster.ArgoCDNamespace,
+	out, err := exec.Command(g.Argo.Bin, "action", "-kubeconfig", g.Argo.Cluster.Kubeconfig, "-namespace", cluster.ArgoCDNamespace, "-app", g.app,
 		"-resource", "argoproj.io/v1alpha1/rollouts", "-resource-namespace", w.Namespace, "-name", harness.Name, "-action", action).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("argocd-live action %s: %v\n%s", action, err, out)

@@ -59,9 +59,21 @@ type GitDelivery struct {
 	delivered *v1alpha1.Rollout
 	// appFrames are the Application's distinct states (notifications.Trim), as the watch saw them.
 	appFrames []notifications.Frame
+	// workload, if set, is the workload cluster Argo CD deploys to (a cluster Secret) and the plugin reads
+	// (the Project's kubeconfig Secret); nil: Argo CD's own cluster.
+	workload *workloadCluster
 	// watchedRV is the newest resourceVersion of the Application the watch has processed, and comparedRV
 	// the one applied last found Synced at the commit.
 	watchedRV, comparedRV int64
+}
+
+// destination is the Application's destination server: the workload cluster as Argo CD's cluster Secret
+// names it, or Argo CD's own cluster.
+func (g *GitDelivery) destination() string {
+	if g.workload != nil {
+		return g.workload.server
+	}
+	return "https://kubernetes.default.svc"
 }
 
 // AppName is the Application of the World.
@@ -155,7 +167,7 @@ func (g *GitDelivery) start(w *harness.World, objs []runtime.Object) (string, er
 		return "", fmt.Errorf("no Rollout among the objects to deliver")
 	}
 	g.app = harness.App + "-" + w.Namespace
-	g.dyn = w.Recorder.Dynamic
+	g.dyn = w.ControlPlane().Dynamic // Argo CD's Applications are where Kargo is
 	g.repo = filepath.Join(g.Argo.Dir, "repo-"+w.Namespace)
 	if err := os.MkdirAll(g.repo, 0o755); err != nil {
 		return "", err
@@ -181,7 +193,7 @@ func (g *GitDelivery) start(w *harness.World, objs []runtime.Object) (string, er
 		"spec": map[string]any{
 			"project":     "default",
 			"source":      map[string]any{"repoURL": "file://" + g.repo, "path": ".", "targetRevision": sha},
-			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": w.Namespace},
+			"destination": map[string]any{"server": g.destination(), "namespace": w.Namespace},
 		},
 	}}
 	ctx := context.Background()

@@ -151,7 +151,7 @@ func RunLiveHumanGate(t *testing.T, env *harness.Env, update bool) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	kargo := startKargoIfAsked(t, env)
+	kargo := startKargoIfAsked(t, env.Cluster)
 	if kargo != nil {
 		defer kargo.Close()
 	}

@@ -433,7 +433,7 @@ func (k *kargoDriver) observeKargo(w *harness.World, app stage.Application) (sta
 	mh, _ := stage.Assess(k.modelPhase, app, p.desired)
 	arPhase := ""
 	if s.AnalysisRun != "" {
-		ar, err := w.Recorder.Argo.ArgoprojV1alpha1().AnalysisRuns(k.real.ns).Get(context.Background(), s.AnalysisRun, metav1.GetOptions{})
+		ar, err := w.ControlPlane().Argo.ArgoprojV1alpha1().AnalysisRuns(k.real.ns).Get(context.Background(), s.AnalysisRun, metav1.GetOptions{})
 		if err != nil {
 			return "", false, err
 		}
@@ -503,14 +503,14 @@ func (k *kargoDriver) lastMessage(w *harness.World) (string, error) {
 // VerificationRun is the current Freight's verification AnalysisRun (Kargo's, in the Project namespace, or
 // the model's, in the Rollout's), or nil before the verification started.
 func (k *kargoDriver) VerificationRun(w *harness.World) (*v1alpha1.AnalysisRun, error) {
-	ns, name := w.Namespace, k.run
+	ns, name, c := w.Namespace, k.run, w.Recorder
 	if k.real != nil {
-		ns, name = k.real.ns, k.state.AnalysisRun
+		ns, name, c = k.real.ns, k.state.AnalysisRun, w.ControlPlane()
 	} else if !k.freight.Started {
 		name = ""
 	}
 	if name == "" {
 		return nil, nil
 	}
-	return w.Recorder.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).Get(context.Background(), name, metav1.GetOptions{})
+	return c.Argo.ArgoprojV1alpha1().AnalysisRuns(ns).Get(context.Background(), name, metav1.GetOptions{})
 }

@@ -44,10 +44,11 @@ const (
 )
 
 // kargoProjectOf is the scenario's Kargo Project, whose namespace holds the Stage, the Freight, the
-// Promotions and the verification AnalysisRuns. It is the Rollout's namespace, which the World's
-// Rollouts controllers watch; a Project of its own would need them to watch it too, and the plugin's
-// policy for a verification in one namespace reading a Rollout in another.
-func kargoProjectOf(w *harness.World) string { return w.Namespace }
+// Promotions and the verification AnalysisRuns. In one cluster it is the Rollout's namespace, which the
+// World's Rollouts controllers watch (a Project of its own would need them to watch it too, and the
+// plugin's policy for a verification in one namespace reading a Rollout in another); with Kargo's control
+// plane (harness.NewTwoClusterEnv) it is the World's namespace there.
+func kargoProjectOf(w *harness.World) string { return w.ProjectNamespace() }
 
 // kargoGitURL is the repository in the Warehouse's git subscription and the Freight's commit (Kargo's
 // pattern for it is http(s) or ssh; Argo CD reads the same commits from file://).
@@ -77,9 +78,9 @@ func kargoObj(kind string, meta map[string]any, rest map[string]any) *unstructur
 // generated AnalysisTemplate and the Stage with our generated verification.
 func setupKargo(w *harness.World, d *GitDelivery, bins kargoverify.PluginBinaries, healthOnly bool) (*kargoStage, error) {
 	ctx := context.Background()
-	ks := &kargoStage{dyn: w.Recorder.Dynamic, ns: kargoProjectOf(w), app: d.app}
+	ks := &kargoStage{dyn: w.ControlPlane().Dynamic, ns: kargoProjectOf(w), app: d.app}
 	patch := `{"metadata":{"labels":{"kargo.akuity.io/project":"true"}}}`
-	if _, err := w.Recorder.Kube.CoreV1().Namespaces().Patch(ctx, ks.ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := w.ControlPlane().Kube.CoreV1().Namespaces().Patch(ctx, ks.ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		return nil, err
 	}
 	if _, err := ks.dyn.Resource(kargoProjects).Create(ctx, kargoObj("Project", map[string]any{"name": ks.ns}, nil), metav1.CreateOptions{}); err != nil {
@@ -100,9 +101,19 @@ func setupKargo(w *harness.World, d *GitDelivery, bins kargoverify.PluginBinarie
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "kargo")
-	if msg, err := exec.Command(bins.CLI, "generate", "--format", "kargo", "--project", ks.ns, "--rollout", harness.Name, "--namespace", w.Namespace,
-		"--plugin-location", "file://"+bins.Plugin, "--image-repo", harness.ImageRepo, "--rollouts-values", "none", "--out", out).CombinedOutput(); err != nil {
+	args := []string{"generate", "--format", "kargo", "--project", ks.ns, "--rollout", harness.Name, "--namespace", w.Namespace,
+		"--plugin-location", "file://" + bins.Plugin, "--image-repo", harness.ImageRepo, "--rollouts-values", "none", "--out", out}
+	if d.workload != nil {
+		args = append(args, "--kubeconfig-secret", workloadSecret)
+	}
+	if msg, err := exec.Command(bins.CLI, args...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("analysis-health generate --format kargo: %v: %s", err, msg)
+	}
+	if d.workload != nil && !healthOnly {
+		// the docs' multi-cluster steps: rbac.yaml on the workload cluster, the Secret in the Project
+		if err := d.workload.grant(w, filepath.Join(out, "rbac.yaml"), ks.ns); err != nil {
+			return nil, err
+		}
 	}
 	var tmpl unstructured.Unstructured
 	if err := readYAML(filepath.Join(out, "analysis-template.yaml"), &tmpl.Object); err != nil {

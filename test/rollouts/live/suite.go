@@ -152,12 +152,12 @@ func defaultProject(c *cluster.Cluster) error {
 	return err
 }
 
-// StartLive installs Argo CD on the Env's cluster (CRDs, argocd-cm and the other ConfigMaps from the
+// StartLive installs Argo CD on cluster c (CRDs, argocd-cm and the other ConfigMaps from the
 // chart: with our generated values when ours, generate --format helm and generate --format notifications,
 // whose argocd-cmd-params-cm makes the controller keep each resource's health in the Application; else the
-// chart's defaults) and starts it.
-func StartLive(env *harness.Env, ours bool) (*installs.ArgoCD, error) {
-	a, err := installs.NewArgoCD(env.Cluster)
+// chart's defaults) and starts it; before, in the two-cluster suite, it registers the workload cluster.
+func StartLive(c *cluster.Cluster, ours bool, wc *workloadCluster) (*installs.ArgoCD, error) {
+	a, err := installs.NewArgoCD(c)
 	if err != nil {
 		return nil, err
 	}
@@ -180,9 +180,15 @@ func StartLive(env *harness.Env, ours bool) (*installs.ArgoCD, error) {
 		a.Close()
 		return nil, err
 	}
-	if err := defaultProject(env.Cluster); err != nil && !strings.Contains(err.Error(), "already exists") {
+	if err := defaultProject(c); err != nil && !strings.Contains(err.Error(), "already exists") {
 		a.Close()
 		return nil, err
+	}
+	if wc != nil {
+		if err := wc.register(a); err != nil {
+			a.Close()
+			return nil, err
+		}
 	}
 	if err := a.Start(); err != nil {
 		a.Close()
@@ -198,8 +204,13 @@ func StartLive(env *harness.Env, ours bool) (*installs.ArgoCD, error) {
 //
 // verify: the Stage's spec.verification is our generated one (analysis-health installed); without, the
 // Stage has none and Kargo verifies the Freight on the Stage's health alone (Kargo without analysis-health).
-func RecordLive(env *harness.Env, a *installs.ArgoCD, kargo *installs.Kargo, sc harness.Scenario, bins kargoverify.PluginBinaries, config map[string]string, verify bool) (*LiveResult, error) {
+//
+// two, in the two-cluster suite, is the workload cluster and what runs after each tick (nil: one cluster).
+func RecordLive(env *harness.Env, a *installs.ArgoCD, kargo *installs.Kargo, sc harness.Scenario, bins kargoverify.PluginBinaries, config map[string]string, verify bool, two *twoClusterRun) (*LiveResult, error) {
 	d := &GitDelivery{Argo: a, CLI: bins.CLI}
+	if two != nil {
+		d.workload = two.workload
+	}
 	k := &kargoDriver{d: d, bins: bins, program: kargo, healthOnly: !verify}
 	k.freight = k.newFreight()
 	d.kargo = k
@@ -215,6 +226,11 @@ func RecordLive(env *harness.Env, a *installs.ArgoCD, kargo *installs.Kargo, sc 
 		}
 		if err := k.observe(w); err != nil {
 			return err
+		}
+		if two != nil && two.afterTick != nil {
+			if err := two.afterTick(w, k); err != nil {
+				return err
+			}
 		}
 		if after != nil {
 			return after(w)
@@ -325,12 +341,12 @@ func RunLive(t *testing.T, env *harness.Env, cat harness.Catalogue, update bool)
 	defer goplugin.CleanupClients()
 	t.Setenv("KUBECONFIG", env.Cluster.Kubeconfig)
 	config := map[string]string{"metricProviderPlugins": "- name: " + kargoverify.PluginName + "\n  location: file://" + bins.Plugin + "\n"}
-	a, err := StartLive(env, true)
+	a, err := StartLive(env.Cluster, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	kargo := startKargoIfAsked(t, env)
+	kargo := startKargoIfAsked(t, env.Cluster)
 	if kargo != nil {
 		defer kargo.Close()
 	}
@@ -360,7 +376,7 @@ func RunLive(t *testing.T, env *harness.Env, cat harness.Catalogue, update bool)
 		}
 		t.Run(want.Name, func(t *testing.T) {
 			t.Chdir(t.TempDir()) // DownloadPlugins writes plugin-bin/ below the working directory
-			res, err := RecordLive(env, a, kargo, sc, bins, config, true)
+			res, err := RecordLive(env, a, kargo, sc, bins, config, true, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -428,7 +444,7 @@ func RunLive(t *testing.T, env *harness.Env, cat harness.Catalogue, update bool)
 		sc, _ := cat.Named(want.Name)
 		t.Run("built-in/"+want.Name, func(t *testing.T) {
 			t.Chdir(t.TempDir())
-			res, err := RecordLive(env, a, kargo, sc, bins, config, false)
+			res, err := RecordLive(env, a, kargo, sc, bins, config, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -532,23 +548,23 @@ func writeOrCompare(t *testing.T, path string, report LiveReport, update bool) {
 // asks for the model alone. Kargo needs its chart (the CRDs) and nested modules in the upstream tree
 // (make upstream): without them the live suite skips, with one line in the skip log naming what is missing
 // and the command (make check-no-skips fails on it).
-func startKargoIfAsked(t *testing.T, env *harness.Env) *installs.Kargo {
+func startKargoIfAsked(t *testing.T, c *cluster.Cluster) *installs.Kargo {
 	t.Helper()
 	if os.Getenv("E2E_LIVE_KARGO") == "0" {
 		return nil
 	}
 	upstream.Vendored(t, installs.KargoChartCRDs)
 	upstream.Vendored(t, "kargo/"+installs.KargoVersion+"/api/go.mod")
-	k, err := StartKargo(env)
+	k, err := StartKargo(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
-// StartKargo installs Kargo's CRDs and starts its webhooks server and controller on the Env's cluster.
-func StartKargo(env *harness.Env) (*installs.Kargo, error) {
-	k, err := installs.NewKargo(env.Cluster)
+// StartKargo installs Kargo's CRDs and starts its webhooks server and controller on cluster c.
+func StartKargo(c *cluster.Cluster) (*installs.Kargo, error) {
+	k, err := installs.NewKargo(c)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@
 package tokenrotation
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -154,72 +153,21 @@ func run(t *testing.T, bin string, args ...string) string {
 // applyManifests creates (or replaces) every object of a YAML stream with c.
 func applyManifests(t *testing.T, c dynamic.Interface, raw []byte) {
 	t.Helper()
-	ctx := context.Background()
-	for _, doc := range strings.Split(string(raw), "\n---\n") {
-		var o map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
-			t.Fatal(err)
-		}
-		if o == nil {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: o}
-		gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
-		res := map[string]string{"ServiceAccount": "serviceaccounts", "Role": "roles", "RoleBinding": "rolebindings", "Secret": "secrets"}[u.GetKind()]
-		if res == "" {
-			t.Fatalf("unexpected %s in a manifest", u.GetKind())
-		}
-		rc := c.Resource(gv.WithResource(res)).Namespace(u.GetNamespace())
-		cur, err := rc.Get(ctx, u.GetName(), metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			_, err = rc.Create(ctx, u, metav1.CreateOptions{})
-		case err == nil:
-			u.SetResourceVersion(cur.GetResourceVersion())
-			_, err = rc.Update(ctx, u, metav1.UpdateOptions{})
-		}
-		if err != nil {
-			t.Fatalf("%s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
-		}
+	if err := cluster.ApplyManifests(c, raw); err != nil {
+		t.Fatal(err)
 	}
 }
 
-type auditEvent struct {
-	Verb string `json:"verb"`
-	User struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef struct {
-		Resource  string `json:"resource"`
-		Namespace string `json:"namespace"`
-	} `json:"objectRef"`
-	ResponseStatus struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-	Stage string `json:"stage"`
-}
-
-// reads counts an audit log's completed requests by "user resource code".
+// reads counts an audit log's completed requests by "user resource verb".
 func reads(t *testing.T, path string) map[string]int {
 	t.Helper()
-	time.Sleep(time.Second) // the audit log is written as requests complete
-	f, err := os.Open(path)
+	reqs, _, err := cluster.AuditRequests(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	out := map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatal(err)
-		}
-		if e.Stage != "ResponseComplete" || e.ObjectRef.Resource == "" {
-			continue
-		}
-		out[e.User.Username+" "+e.ObjectRef.Resource+" "+e.Verb] += 1
+	for _, r := range reqs {
+		out[r.User.Username+" "+r.ObjectRef.Resource+" "+r.Verb]++
 	}
 	return out
 }
