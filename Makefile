@@ -112,6 +112,7 @@ check-no-skips: skips-summary
 docs:
 	$(GO) test -count=1 -run '^(TestKargoDoc|TestDocValueExample|TestPerformanceDoc|TestReliabilityDoc|TestPerformanceCLIDoc|TestActionsDoc|TestInspectDoc)$$' ./generator/ ./internal/plugin/verdict/ ./internal/bench/benchdoc/ ./internal/bench/reliabilitydoc/ ./cmd/analysis-health/ ./internal/cli/ -update
 	cd test && $(GO) test -count=1 -run '^(TestModulesTable|TestSupportedVersions|TestDocRealControllerProof|TestHumanGateDoc)$$' ./modules/ ./verdict/ -update
+	cd test/rollouts && $(GO) test -count=1 -run '^TestTwoClustersDoc$$' ./live/ -update
 	cd test/upstream && $(GO) test -count=1 -timeout 60m -run '^TestUpstreamDoc$$' . -update
 	cd test/argocd-v2.14 && $(GO) test -count=1 -timeout 60m -run '^(TestArgoCDBuiltinScripts|TestUpstreamCorpus|TestKargo|TestLiveDoc|TestNotificationsDoc)$$' . ./e2e/ ./notifications/ -update
 	cd test/argocd-v3.2 && $(GO) test -count=1 -run '^TestArgoCDv3BuiltinScripts$$' . -update
@@ -193,7 +194,7 @@ E2E_LIVE_KARGO ?= 1
 E2E_ENV = E2E_APISERVER=$(E2E_APISERVER) E2E_PLUGIN=$(E2E_PLUGIN) E2E_ANALYSIS_HEALTH=$(E2E_ANALYSIS_HEALTH) E2E_ARGOCD=$(E2E_ARGOCD) \
 	E2E_KARGO=$(E2E_KARGO) E2E_LIVE_KARGO=$(E2E_LIVE_KARGO) E2E_KARGO_API_UI=$(E2E_KARGO_API_UI) E2E_KARGO_UI=$(KARGO_UI)
 # Every test of the Rollouts modules but the reliability and the live suite, which run on their own.
-E2E_RECORD = -skip '^(TestReliability|TestLive|TestLiveHumanGate)$$'
+E2E_RECORD = -skip '^(TestReliability|TestLive|TestLiveHumanGate|TestLiveTwoClusters)$$'
 # v1.10's module is built with the live suite's tag, so that its recording and the live suite share one
 # test binary; rollouts_v1_10 selects the harness's v1.10 controller wiring.
 E2E_TAGS_v1.10 = -tags 'rollouts_v1_10 e2e_live'
@@ -249,7 +250,7 @@ endef
 # On Kargo's controller TestLive (15 scenarios × 2 installs, then Kargo's UI in Chromium) and
 # TestLiveHumanGate took 1,004 s together warm on two idle cores: the timeout leaves room for a slower machine.
 define e2e_live_run
-$(call rollouts_test,v1.10,-timeout 50m -run '^(TestLive|TestLiveHumanGate)$$')
+$(call rollouts_test,v1.10,-timeout 60m -run '^(TestLive|TestLiveHumanGate|TestLiveTwoClusters)$$')
 endef
 
 e2e: upstream

@@ -197,24 +197,8 @@ func RunLiveHumanGate(t *testing.T, env *harness.Env, update bool) {
 		return
 	}
 	path := filepath.Join(cluster.TestdataDir(), "live", "human-gate-"+harness.RolloutsVersion()+".yaml")
-	raw, err := yaml.Marshal(report)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw = append([]byte("# Written by test/rollouts/live RunLiveHumanGate (make e2e-live UPDATE=1) from Argo CD "+report.ArgoCD+" and the Rollouts controllers; do not edit.\n"), raw...)
-	if update {
-		if err := os.WriteFile(path, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	committed, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (write it with make e2e-live UPDATE=1)", err)
-	}
-	if !bytes.Equal(committed, raw) {
-		t.Errorf("%s differs from this run; regenerate with make e2e-live UPDATE=1 and review the diff\ncommitted:\n%s\nnow:\n%s", path, committed, raw)
-	}
+	writeOrCompare(t, path, "Written by test/rollouts/live RunLiveHumanGate (make e2e-live UPDATE=1) from Argo CD "+report.ArgoCD+" and the Rollouts controllers",
+		report, func(r HumanGateReport) HumanGateReport { return r }, update)
 }
 
 // installFiles are the chart values that install an argocd-cm (empty: the chart's defaults, the

@@ -479,7 +479,8 @@ func RunLive(t *testing.T, env *harness.Env, cat harness.Catalogue, update bool)
 	if differ == 0 && report.BuiltinBroken == 0 {
 		t.Errorf("Argo CD's built-in health checks showed what ours show and broke no rule in %d scenarios: was argocd-cm with our scripts installed?", len(LiveScenarios))
 	}
-	writeOrCompare(t, filepath.Join(cluster.TestdataDir(), "live", harness.RolloutsVersion()+".yaml"), report, update)
+	writeOrCompare(t, filepath.Join(cluster.TestdataDir(), "live", harness.RolloutsVersion()+".yaml"),
+		"Written by test/rollouts/live RunLive (make e2e-live UPDATE=1) from Argo CD "+report.ArgoCD+" and the Rollouts controllers", report, LiveReport.stable, update)
 	writeOrCompareApplications(t, notifications.File(cluster.TestdataDir(), harness.RolloutsVersion()), apps, update)
 }
 
@@ -514,12 +515,15 @@ func writeOrCompareApplications(t *testing.T, path string, rec *notifications.Re
 	}
 }
 
-func writeOrCompare(t *testing.T, path string, report LiveReport, update bool) {
+// writeOrCompare writes a live report, header first (update), or compares the committed one with this
+// run's, both through stable (which leaves out what varies from run to run).
+func writeOrCompare[R any](t *testing.T, path, header string, report R, stable func(R) R, update bool) {
+	t.Helper()
 	raw, err := yaml.Marshal(report)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw = append([]byte("# Written by test/rollouts/live RunLive (make e2e-live UPDATE=1) from Argo CD "+report.ArgoCD+" and the Rollouts controllers; do not edit.\n"), raw...)
+	raw = append([]byte("# "+header+"; do not edit.\n"), raw...)
 	if update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -533,12 +537,12 @@ func writeOrCompare(t *testing.T, path string, report LiveReport, update bool) {
 	if err != nil {
 		t.Fatalf("%v (write it with make e2e-live UPDATE=1)", err)
 	}
-	var old LiveReport
+	var old R
 	if err := yaml.UnmarshalStrict(committed, &old); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	a, _ := yaml.Marshal(old.stable())
-	b, _ := yaml.Marshal(report.stable())
+	a, _ := yaml.Marshal(stable(old))
+	b, _ := yaml.Marshal(stable(report))
 	if !bytes.Equal(a, b) {
 		t.Errorf("%s differs from this run; regenerate with make e2e-live UPDATE=1 and review the diff\ncommitted:\n%s\nnow:\n%s", path, a, b)
 	}

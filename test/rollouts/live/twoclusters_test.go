@@ -78,7 +78,7 @@ func TestTwoClustersDoc(t *testing.T) {
 		}
 	}
 	r := rep.TokenRotation
-	fmt.Fprintf(&b, "\n**Token rotation** (`tokenRotation`, on %s with ours): the reader's ServiceAccount deleted when the verification run was %s; the measurements from then on %s, the one with the revoked token:\n\n> %s\n\n"+
+	fmt.Fprintf(&b, "\n**Token rotation** (`tokenRotation`, on %s with ours): the reader's ServiceAccount deleted while %s; the measurements from then on %s, the one with the revoked token:\n\n> %s\n\n"+
 		"then the Secret renewed with the same `analysis-health kubeconfig` command; the same plugin process: %v; the Freight's verification %s, verified %v; rules broken %d.\n",
 		r.Scenario, r.RevokedWhile, strings.Join(r.Measurements, " → "), r.Rejected, r.SameProcess, r.Verification, r.Verified, len(r.Violations))
 	docblock.Check(t, filepath.Join(cluster.RepoRoot(), "docs", "kargo.md"), "test/rollouts/live TestTwoClustersDoc", []byte("\n"+b.String()+"\n"))
