@@ -1,4 +1,4 @@
-// Argo CD v3.6.2's application controller and repo-server as one program, for the live suite (Go 1.27).
+// Argo CD v3.6.2's application controller and repo-server as one program, for the live suite, with argocd-server's resource actions and `argocd cluster add` (Go 1.27).
 // The replace block is argo-cd v3.6.2's own.
 module github.com/analysis-health/analysis-health/test/live-argocd-v3.6
 

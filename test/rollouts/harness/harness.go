@@ -14,6 +14,11 @@
 // clientsets and informers. The analysis is measured by the analysis controller through its `web` and
 // `prometheus` providers, against a server on 127.0.0.1 that the scenario scripts.
 //
+// With NewTwoClusterEnv there are two such API servers, as Kargo users run them: the workload cluster
+// (Env.Cluster: the Rollout and its controllers) and Kargo's control plane (Env.ControlPlane: each World's
+// Kargo Project namespace, and a Rollouts analysis controller there, stepped on every tick, that measures
+// Kargo's verification runs with the plugin).
+//
 // What is simulated, and why:
 //   - the kubelet: there is none, so the API server program marks every Pod Running and Ready (unless
 //     the scenario holds the Pods of a ReplicaSet back); Pods are never scheduled;
