@@ -62,7 +62,8 @@ func TestHostileServer(t *testing.T) {
 		{hostiletest.GzipBomb, "larger than 32 MiB", 20 * time.Second},
 		{hostiletest.InvalidJSON, "not a Kubernetes API response", 20 * time.Second},
 		{hostiletest.Redirect, "redirect, which the plugin never follows", 20 * time.Second},
-		{hostiletest.NameMismatch, "cannot reach " + hostileCluster, 20 * time.Second},
+		// and not the names its certificate holds (text the server chose: reachWords)
+		{hostiletest.NameMismatch, "cannot reach " + hostileCluster + ": the server's certificate is not valid for the server name in the kubeconfig", 20 * time.Second},
 		{hostiletest.TooManyRequests, "did not answer within 2s", 2 * time.Second},
 	} {
 		t.Run("direct/"+string(tc.mode), func(t *testing.T) {
@@ -212,7 +213,8 @@ func checkHostile(t *testing.T, s *hostiletest.Server, out string, peak uint64, 
 	if peak > 6*rolloutplugin.MaxRemoteResponse {
 		t.Errorf("the heap grew by %d MiB (bound %d MiB)", peak>>20, rolloutplugin.MaxRemoteResponse>>20)
 	}
-	for _, x := range []string{token, hostiletest.Planted} {
+	// example.com: a name the server's test certificate holds, which a TLS failure would list
+	for _, x := range []string{token, hostiletest.Planted, "example.com"} {
 		if strings.Contains(out, x) {
 			t.Errorf("%q is in the measurement or the log: %s", x, out)
 		}

@@ -13,6 +13,8 @@ package rolloutplugin
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -658,7 +660,7 @@ func apiError(err error, what string, where site, timeout time.Duration) error {
 		strings.Contains(err.Error(), "would exceed context deadline"):
 		return fmt.Errorf("%s: %s did not answer within %s", what, where.name, timeout)
 	case errors.As(err, &urlErr):
-		return fmt.Errorf("%s: cannot reach %s: %s", what, where.name, clip(urlErr.Err.Error(), 200))
+		return fmt.Errorf("%s: cannot reach %s: %s", what, where.name, reachWords(urlErr.Err))
 	case where.remote && errors.As(err, &st):
 		return fmt.Errorf("%s: reading from %s failed: %s", what, where.name, statusLine(err))
 	case where.remote:
@@ -666,6 +668,29 @@ func apiError(err error, what string, where site, timeout time.Duration) error {
 		return fmt.Errorf("%s: reading from %s failed: its answer is not a Kubernetes API response", what, where.name)
 	}
 	return fmt.Errorf("%s: reading from %s failed: %v", what, where.name, err)
+}
+
+// reachWords says why a connection failed, in words of the plugin's where Go's quote the server: a
+// certificate's names (x509's HostnameError lists every name the server's certificate holds, text the
+// server chose) or its issuer's. Other failures are the dialer's, about the address the kubeconfig names.
+func reachWords(err error) string {
+	var (
+		name    x509.HostnameError
+		unknown x509.UnknownAuthorityError
+		invalid x509.CertificateInvalidError
+		verify  *tls.CertificateVerificationError
+	)
+	switch {
+	case errors.As(err, &name):
+		return "the server's certificate is not valid for the server name in the kubeconfig"
+	case errors.As(err, &unknown):
+		return "the server's certificate is not signed by the kubeconfig's certificate-authority-data"
+	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
+		return "the server's certificate has expired or is not yet valid"
+	case errors.As(err, &invalid), errors.As(err, &verify):
+		return "the server's certificate failed verification"
+	}
+	return clip(err.Error(), 200)
 }
 
 // statusLine is an API error's HTTP status alone, without the server's message.
