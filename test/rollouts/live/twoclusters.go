@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -184,24 +185,33 @@ type RotationResult struct {
 // Freight), waits for the plugin's Error naming the Secret, then renews it: the plugin must never report
 // Successful in between, and the same plugin process must pick up the renewed Secret.
 type rotation struct {
-	wc              *workloadCluster
-	res             RotationResult
-	revokedAt       int // the measurements already noted
-	revoked, renewd bool
-	ticks           int
-	pids            string // the plugin's processes when revoked
+	wc               *workloadCluster
+	res              RotationResult
+	revokedAt        int // the measurements already noted
+	revoked, renewed bool
+	ticks            int
+	pids             string // the plugin's processes when revoked
 }
 
-// pluginProcesses lists the processes running a plugin binary Rollouts downloaded (plugin-bin/...).
+// pluginProcesses lists this test process's children that run a plugin binary Rollouts downloaded
+// (plugin-bin/...): the plugin processes of the analysis controllers.
 func pluginProcesses() string {
 	entries, _ := os.ReadDir("/proc")
+	parent := strconv.Itoa(os.Getpid())
 	var pids []string
 	for _, e := range entries {
 		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err != nil {
 			continue
 		}
-		if argv0, _, _ := bytes.Cut(cmd, []byte{0}); bytes.Contains(argv0, []byte("/plugin-bin/")) {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// stat: pid (comm) state ppid …; comm may hold spaces, so the fields after its ")" are counted
+		_, after, _ := bytes.Cut(stat, []byte(") "))
+		fields := strings.Fields(string(after))
+		if argv0, _, _ := bytes.Cut(cmd, []byte{0}); bytes.Contains(argv0, []byte("/plugin-bin/")) && len(fields) > 1 && fields[1] == parent {
 			pids = append(pids, e.Name())
 		}
 	}
@@ -246,12 +256,12 @@ func (r *rotation) afterTick(w *harness.World, k *kargoDriver) error {
 	r.ticks++
 	for _, p := range ms[min(r.revokedAt, len(ms)):] {
 		r.res.Measurements = kargoverify.Note(r.res.Measurements, p)
-		if p == "Successful" && !r.renewd {
+		if p == "Successful" && !r.renewed {
 			r.res.Violations = append(r.res.Violations, fmt.Sprintf("tick %d: Successful while the Secret holds a revoked token", w.Reconciles))
 		}
 	}
 	r.revokedAt = len(ms)
-	if r.renewd {
+	if r.renewed {
 		return nil
 	}
 	if harness.Last(ms) == "Error" {
@@ -259,7 +269,7 @@ func (r *rotation) afterTick(w *harness.World, k *kargoDriver) error {
 		if err := r.wc.renew(w, k.real.ns); err != nil {
 			return err
 		}
-		r.renewd = true
+		r.renewed = true
 		r.res.SameProcess = r.pids != "" && r.pids == pluginProcesses()
 		w.Event("the user renews the Secret (analysis-health kubeconfig)")
 		return nil
@@ -500,7 +510,7 @@ func RunLiveTwoClusters(t *testing.T, cat harness.Catalogue, update bool) {
 		rot.res.Violations = append(rot.res.Violations, brokenRules(sc, res)...)
 		report.TokenRotation = &rot.res
 		t.Logf("rotation: %+v", rot.res)
-		if !rot.renewd {
+		if !rot.renewed {
 			t.Fatalf("the token was never revoked and renewed: %+v", rot.res)
 		}
 		for _, v := range rot.res.Violations {
