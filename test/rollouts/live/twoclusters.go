@@ -356,7 +356,8 @@ type auditCursor struct {
 }
 
 func (a *auditCursor) next() ([]cluster.Request, error) {
-	reqs, off, err := cluster.AuditRequests(a.path, a.offset)
+	time.Sleep(time.Second) // the API server writes a request's line as it completes
+	reqs, off, err := cluster.AuditRequests(a.path, a.offset, "")
 	a.offset = off
 	return reqs, err
 }
@@ -371,7 +372,7 @@ func pluginReads(wl, cp *auditCursor, agent string) (map[string]map[string]int, 
 		return nil, err
 	}
 	for _, r := range wreqs {
-		if strings.HasPrefix(r.User.Username, "system:serviceaccount:") && strings.HasSuffix(r.User.Username, ":"+readerSA) {
+		if r.ObjectRef.Resource != "" && strings.HasPrefix(r.User.Username, "system:serviceaccount:") && strings.HasSuffix(r.User.Username, ":"+readerSA) {
 			out["workload"][r.ObjectRef.Resource]++
 		}
 	}
@@ -380,7 +381,7 @@ func pluginReads(wl, cp *auditCursor, agent string) (map[string]map[string]int, 
 		return nil, err
 	}
 	for _, r := range creqs {
-		if strings.HasPrefix(r.UserAgent, agent+"/") {
+		if r.ObjectRef.Resource != "" && strings.HasPrefix(r.UserAgent, agent+"/") {
 			out["controlPlane"][r.ObjectRef.Resource]++
 		}
 	}

@@ -3,7 +3,6 @@
 package reliability
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -28,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/analysis-health/analysis-health/internal/plugin/analysisruns"
+	"github.com/analysis-health/analysis-health/test/rollouts/cluster"
 	"github.com/analysis-health/analysis-health/test/rollouts/harness"
 	"github.com/analysis-health/analysis-health/test/rollouts/kargoverify"
 )
@@ -384,49 +384,19 @@ func (r *rig) waitAccess(ns, verb, resource string, allowed bool) error {
 	return fmt.Errorf("%s %s in %s: not allowed=%v after 30s", verb, resource, ns, allowed)
 }
 
-// auditEvent is what the tests read of an audit log line.
-type auditEvent struct {
-	Verb       string `json:"verb"`
-	RequestURI string `json:"requestURI"`
-	User       struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef struct {
-		Resource    string `json:"resource"`
-		Namespace   string `json:"namespace"`
-		Name        string `json:"name"`
-		Subresource string `json:"subresource"`
-	} `json:"objectRef"`
-	ResponseStatus struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-	Received metav1.MicroTime `json:"requestReceivedTimestamp"`
-}
-
 // audit reads the audit log's requests by user, received in [from, to].
-func (r *rig) audit(user string, from, to time.Time) ([]auditEvent, error) {
-	f, err := os.Open(r.opts.AuditLog)
+func (r *rig) audit(user string, from, to time.Time) ([]cluster.Request, error) {
+	all, _, err := cluster.AuditRequests(r.opts.AuditLog, 0, user)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var out []auditEvent
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		if !bytes.Contains(sc.Bytes(), []byte(`"`+user+`"`)) {
-			continue
+	var out []cluster.Request
+	for _, e := range all {
+		if !e.Received.Time.Before(from) && !e.Received.Time.After(to) {
+			out = append(out, e)
 		}
-		var e auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, err
-		}
-		if e.User.Username != user || e.Received.Time.Before(from) || e.Received.Time.After(to) {
-			continue
-		}
-		out = append(out, e)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // rollout converts a frame's Rollout.
